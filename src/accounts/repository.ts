@@ -1,0 +1,57 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AccountsTable, ApiKeysTable, DatabaseSchema } from '../db/schema.js';
+
+export type Account = Selectable<AccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+/** All SQL about accounts and their keys. */
+export class AccountRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  findByName(name: string): Promise<Account | undefined> {
+    return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  /** Creates the account unless it exists (also when another process creates it first). */
+  async ensure(name: string, handle: string, now: number): Promise<Account> {
+    await this.db
+      .insertInto('accounts')
+      .values({ name, handle, created_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const account = await this.findByName(name);
+    if (!account) throw new Error(`account ${name} vanished while being created`);
+    return account;
+  }
+
+  async addKey(accountId: number, prefix: string, keyHash: string, now: number): Promise<void> {
+    await this.db
+      .insertInto('api_keys')
+      .values({ account_id: accountId, prefix, key_hash: keyHash, created_at: now, revoked_at: null })
+      .onConflict((oc) => oc.column('key_hash').doNothing())
+      .execute();
+  }
+
+  /** The account of an active key, by the key's hash (a unique index). */
+  async accountIdForKey(keyHash: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('account_id')
+      .where('key_hash', '=', keyHash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row?.account_id;
+  }
+
+  listKeys(accountId: number): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+  }
+
+  keysWithPrefix(prefix: string): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).execute();
+  }
+
+  async revokeKey(id: number, now: number): Promise<void> {
+    await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+}

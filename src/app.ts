@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { AccountService } from './accounts/service.js';
+import type { Config } from './config.js';
+import { conversionRoutes } from './conversions/routes.js';
+import { ConversionService } from './conversions/service.js';
+import type { Database } from './db/database.js';
+import { authenticate } from './http/authenticate.js';
+import { errorHandler, notFoundHandler } from './http/error-handler.js';
+import { registerRateLimit } from './http/rate-limit.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+}
+
+/**
+ * Builds the whole HTTP application without listening, so that tests can `inject` into it.
+ * The database is opened (and migrated) by the caller, who also closes it.
+ */
+export async function buildApp({ config, database }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    trustProxy: config.trustProxy ?? false,
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { removeAdditional: false } },
+  });
+
+  const accounts = new AccountService(database.db);
+  const conversions = new ConversionService(database.db);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Asset and Conversion Data Service',
+        version: '1',
+        description: 'See docs/api.md in the repository for the full reference.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (api) => {
+      await registerRateLimit(api, config.rateLimit);
+      await api.register(authenticate, { accounts });
+      api.setNotFoundHandler(config.rateLimit.max > 0 ? { preHandler: api.rateLimit() } : {}, notFoundHandler);
+      await api.register(conversionRoutes, { conversions });
+    },
+    { prefix: '/api/v1' },
+  );
+
+  return app;
+}

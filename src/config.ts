@@ -1,0 +1,115 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+
+/** Everything the service reads from its environment, checked once at start (decisions §10). */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** `postgres://...` selects PostgreSQL; undefined means SQLite in `dataDir`. */
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  rateLimit: {
+    /** Requests per window per client IP; 0 turns the limit off. */
+    max: number;
+    /** Window length. Always one minute in production; tests shorten it. */
+    windowMs: number;
+  };
+  /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
+  trustProxy: string[] | undefined;
+  maxUploadBytes: number;
+  bootstrapApiKey: string | undefined;
+  logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  return {
+    port: integerVar('PORT', read('PORT'), 3000, 0, 65535),
+    host: read('HOST') ?? '127.0.0.1',
+    dataDir: path.resolve(read('DATA_DIR') ?? './data'),
+    databaseUrl: urlVar('DATABASE_URL', read('DATABASE_URL'), ['postgres:', 'postgresql:']),
+    redisUrl: urlVar('REDIS_URL', read('REDIS_URL'), ['redis:', 'rediss:']),
+    rateLimit: {
+      max: integerVar('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000_000),
+      windowMs: 60_000,
+    },
+    trustProxy: trustProxyVar(read('TRUST_PROXY')),
+    maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
+    bootstrapApiKey: bootstrapKeyVar(read('BOOTSTRAP_API_KEY')),
+    logLevel: logLevelVar(read('LOG_LEVEL')),
+  };
+}
+
+function integerVar(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function urlVar(name: string, raw: string | undefined, protocols: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw;
+}
+
+function trustProxyVar(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!isIpOrCidr(entry)) {
+      throw new ConfigError('TRUST_PROXY', `must list IP addresses or CIDR ranges, and "${entry}" is neither`);
+    }
+  }
+  return entries;
+}
+
+export function isIpOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+function bootstrapKeyVar(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length < 20 || raw.length > 200 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError('BOOTSTRAP_API_KEY', 'must be 20 to 200 printable characters without spaces');
+  }
+  return raw;
+}
+
+function logLevelVar(raw: string | undefined): LogLevel {
+  if (raw === undefined) return 'info';
+  const level = LOG_LEVELS.find((candidate) => candidate === raw.toLowerCase());
+  if (!level) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}

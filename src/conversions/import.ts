@@ -1,0 +1,128 @@
+import fs from 'node:fs';
+import readline from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parse as parseCsv } from 'csv-parse';
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from '../db/schema.js';
+import { ConversionRepository, type NewConversion } from './repository.js';
+import { fromCsvRecord, IMPORT_COLUMNS, validateConversion } from './validate.js';
+
+export type ImportFormat = 'ndjson' | 'csv';
+
+export interface ImportResult {
+  read: number;
+  inserted: number;
+  skipped: number;
+}
+
+export interface LineProblem {
+  line: number;
+  reason: string;
+}
+
+/** The file had bad lines; nothing of it was kept. */
+export class ImportRejected extends Error {
+  constructor(readonly badLines: number) {
+    super(`rejected: ${badLines} bad line${badLines === 1 ? '' : 's'}; nothing was imported`);
+    this.name = 'ImportRejected';
+  }
+}
+
+export interface ImportOptions {
+  /** Told about every bad line as it is found, so that memory stays bounded. */
+  onProblem: (problem: LineProblem) => void;
+  onProgress?: (read: number) => void;
+}
+
+const BATCH_SIZE = 250;
+const PROGRESS_EVERY = 100_000;
+
+export function formatOfPath(path: string): ImportFormat {
+  if (path === '-' || /\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
+  if (/\.csv$/i.test(path)) return 'csv';
+  throw new Error(`cannot tell the format of ${path}: name it .ndjson, .jsonl or .csv, or use - for NDJSON on standard input`);
+}
+
+export function openSource(path: string): Readable {
+  return path === '-' ? process.stdin : fs.createReadStream(path);
+}
+
+/**
+ * Imports conversions into one account in a single transaction, streaming the input: a file
+ * with any bad line changes nothing, and a row already there (same cart and receipt) is
+ * skipped, so importing the same file twice adds nothing the second time.
+ */
+export async function importConversions(
+  db: Kysely<DatabaseSchema>,
+  accountId: number,
+  records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  return db.transaction().execute(async (trx) => {
+    const repository = new ConversionRepository(trx);
+    const result: ImportResult = { read: 0, inserted: 0, skipped: 0 };
+    let badLines = 0;
+    let batch: NewConversion[] = [];
+    const flush = async () => {
+      const inserted = await repository.insertNew(accountId, batch);
+      result.inserted += inserted;
+      result.skipped += batch.length - inserted;
+      batch = [];
+    };
+
+    for await (const { line, record } of records) {
+      result.read += 1;
+      const checked = 'problems' in record ? record : validateConversion(record.value);
+      if ('problems' in checked) {
+        badLines += 1;
+        for (const reason of checked.problems) options.onProblem({ line, reason });
+      } else if (badLines === 0) {
+        batch.push(checked.row);
+        if (batch.length >= BATCH_SIZE) await flush();
+      }
+      if (result.read % PROGRESS_EVERY === 0) options.onProgress?.(result.read);
+    }
+    if (badLines > 0) throw new ImportRejected(badLines);
+    await flush();
+    return result;
+  });
+}
+
+/** One record of an input, by the line it came from, or the problems that kept it from being read. */
+export type SourceRecord = { line: number; record: { value: unknown } | { problems: string[] } };
+
+export function readRecords(input: Readable, format: ImportFormat): AsyncIterable<SourceRecord> {
+  return format === 'csv' ? csvRecords(input) : ndjsonRecords(input);
+}
+
+async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
+  let line = 0;
+  for await (const text of readline.createInterface({ input, crlfDelay: Infinity })) {
+    line += 1;
+    if (text.trim() === '') continue;
+    try {
+      yield { line, record: { value: JSON.parse(text) } };
+    } catch {
+      yield { line, record: { problems: ['not valid JSON'] } };
+    }
+  }
+}
+
+async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
+  const parser = input.pipe(
+    parseCsv({
+      bom: true,
+      skip_empty_lines: true,
+      info: true,
+      columns: (header: string[]) => {
+        const unknown = header.filter((name) => !IMPORT_COLUMNS.includes(name));
+        if (unknown.length > 0) throw new Error(`the CSV header has unknown columns: ${unknown.join(', ')}`);
+        return header;
+      },
+    }),
+  );
+  for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+    const converted = fromCsvRecord(record);
+    yield { line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } };
+  }
+}

@@ -1,0 +1,60 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
+import { listRows, type ListPage } from '../filters/list.js';
+import type { ListQuery } from '../filters/parse.js';
+import { formatTimestamp } from '../filters/timestamps.js';
+import type { ConversionEntry } from './schema.js';
+
+export type ConversionRow = Selectable<ConversionsTable>;
+export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
+
+/** All SQL about conversions. */
+export class ConversionRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async list(accountId: number, query: ListQuery): Promise<ListPage<ConversionEntry>> {
+    const page = await listRows<ConversionRow>(this.db, 'conversions', accountId, query);
+    return { ...page, entries: page.entries.map(toEntry) };
+  }
+
+  /**
+   * Inserts rows that are not there yet, identified by (account, cart_integration, receipt),
+   * with their tracking codes. Returns how many were new. Give the repository a transaction
+   * so that rows and codes go in together.
+   */
+  async insertNew(accountId: number, rows: NewConversion[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const byKey = new Map<string, NewConversion>();
+    for (const row of rows) {
+      const key = `${row.cart_integration}\n${row.receipt}`;
+      if (!byKey.has(key)) byKey.set(key, row);
+    }
+    const inserted = await this.db
+      .insertInto('conversions')
+      .values([...byKey.values()].map((row) => ({ ...row, account_id: accountId })))
+      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
+      .returning(['id', 'cart_integration', 'receipt'])
+      .execute();
+    const codes = inserted.flatMap(({ id, cart_integration, receipt }) => {
+      const row = byKey.get(`${cart_integration}\n${receipt}`);
+      const unique = new Set<string>(row ? JSON.parse(row.tracking_codes) : []);
+      return [...unique].map((code) => ({ conversion_id: id, account_id: accountId, code }));
+    });
+    if (codes.length > 0) await this.db.insertInto('conversion_tracking_codes').values(codes).execute();
+    return inserted.length;
+  }
+}
+
+export function toEntry(row: ConversionRow): ConversionEntry {
+  const { account_id: _account, created_at, mobile, products, tracking_codes, affiliate_payouts, ...rest } = row;
+  return {
+    ...rest,
+    cart_integration: rest.cart_integration as ConversionEntry['cart_integration'],
+    payment_method: rest.payment_method as ConversionEntry['payment_method'],
+    created_at: formatTimestamp(created_at),
+    mobile: mobile === null ? null : mobile === 1,
+    products: JSON.parse(products),
+    tracking_codes: JSON.parse(tracking_codes),
+    affiliate_payouts: JSON.parse(affiliate_payouts),
+  };
+}

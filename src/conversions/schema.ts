@@ -1,0 +1,77 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import { catalogueFromSchema } from '../filters/catalogue.js';
+
+export const CART_INTEGRATIONS = ['clickbank', 'stickyio', 'konnektive', 'buygoods', 'digistore', 'svencart'] as const;
+export const PAYMENT_METHODS = ['creditcard', 'paypal'] as const;
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const text = (description?: string) => nullable(Type.String(description ? { description } : {}));
+
+export const Product = Type.Object(
+  {
+    sku: Type.String(),
+    price: Type.Number(),
+    qty: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+/** A conversion as the API returns it (interface 2.3); `country` is decisions §1. */
+export const ConversionEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    created_at: Type.String({ format: 'date-time', description: 'RFC 3339, UTC, second precision' }),
+    cart_integration: Type.Union(CART_INTEGRATIONS.map((cart) => Type.Literal(cart))),
+    receipt: Type.String(),
+    original_receipt: text('Receipt of the first order of an upsell chain'),
+    amount: nullable(Type.Number()),
+    tax_amount: nullable(Type.Number()),
+    shipping_amount: nullable(Type.Number()),
+    products: Type.Array(Product),
+    email: nullable(Type.String({ format: 'email', maxLength: 320, description: 'Buyer e-mail address' })),
+    user_id: text(),
+    page_id: nullable(Type.Integer()),
+    page_version: nullable(Type.String({ pattern: '^[a-z]$', description: 'One letter, a to z' })),
+    upsell_flow_id: text(),
+    upsell_session: text(),
+    upsell_path: text(),
+    upsell_group: text(),
+    upsell_step: nullable(Type.Number()),
+    country: nullable(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code of the buyer\'s country, upper case' })),
+    mobile: nullable(Type.Boolean({ description: 'true for conversions from mobile devices' })),
+    affiliate: text(),
+    vendor: text(),
+    role: text(),
+    tracking_codes: Type.Array(Type.String()),
+    referrer: text('Referrer URL the visitor came from'),
+    referrer_name: text('Such as a search engine or social network'),
+    referrer_medium: text('Such as email, search, social'),
+    joint_venture_order: text(),
+    currency: nullable(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' })),
+    hostname: text(),
+    utm_source: text(),
+    utm_medium: text(),
+    utm_campaign: text(),
+    utm_content: text(),
+    first_name: text(),
+    last_name: text(),
+    zip_code: text(),
+    payment_method: nullable(Type.Union(PAYMENT_METHODS.map((method) => Type.Literal(method)))),
+    affiliate_payouts: Type.Array(Type.Number()),
+  },
+  { additionalProperties: false, $id: 'ConversionEntry' },
+);
+export type ConversionEntry = Static<typeof ConversionEntry>;
+
+/** Filterable columns of interface 4.2, with `country` for "the service". */
+export const CONVERSION_FILTERS = [
+  'id', 'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
+  'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',
+  'mobile', 'affiliate', 'vendor', 'tracking_codes', 'referrer_name', 'referrer_medium',
+  'joint_venture_order', 'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign',
+  'utm_content', 'first_name', 'last_name', 'zip_code', 'payment_method',
+] as const;
+
+export const conversionCatalogue = catalogueFromSchema(ConversionEntry, CONVERSION_FILTERS, {
+  tracking_codes: { table: 'conversion_tracking_codes', parentColumn: 'conversion_id', valueColumn: 'code' },
+});

@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder, type RawBuilder } from 'kysely';
+import pg from 'pg';
+import type { DatabaseSchema } from './schema.js';
+
+/**
+ * The one place that knows which database engine is behind Kysely. Everything else
+ * (repositories, migrations, services) writes dialect-neutral Kysely code, and takes the
+ * few column types that differ from `columnTypes`.
+ */
+export interface Database {
+  db: Kysely<DatabaseSchema>;
+  engine: 'sqlite' | 'postgres';
+  columnTypes: ColumnTypes;
+  close(): Promise<void>;
+}
+
+export interface ColumnTypes {
+  /** An auto-incrementing integer primary key that never reuses a deleted row's id. */
+  autoId(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  autoIdType: 'integer' | 'bigserial';
+  /** Text that compares by code point (decisions §4). */
+  text: RawBuilder<unknown>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export function openDatabase(options: DatabaseOptions): Database {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openSqlite(options.dataDir);
+}
+
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'acds.sqlite');
+}
+
+function openSqlite(dataDir: string): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const connection = new SQLite(sqliteFile(dataDir));
+  // WAL lets the server read while the command line imports; FULL makes every commit durable.
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = FULL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('foreign_keys = ON');
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    db,
+    engine: 'sqlite',
+    columnTypes: {
+      autoId: (column) => column.primaryKey().autoIncrement(),
+      autoIdType: 'integer',
+      text: sql`text`,
+    },
+    close: () => db.destroy(),
+  };
+}
+
+const INT8_OID = 20;
+
+function openPostgres(connectionString: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    // bigint ids and counts arrive as strings by default; all of ours fit in a double.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    engine: 'postgres',
+    columnTypes: {
+      autoId: (column) => column.primaryKey(),
+      autoIdType: 'bigserial',
+      text: sql`text collate "C"`,
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,84 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them. One representation on both databases:
+ * timestamps are integer epoch seconds, booleans are 0/1 integers, arrays that are
+ * only ever returned whole are JSON text, and arrays that are filtered get a child table.
+ */
+export interface DatabaseSchema {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  conversions: ConversionsTable;
+  conversion_tracking_codes: ConversionTrackingCodesTable;
+}
+
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  /** Non-secret public handle, used in public asset URLs. */
+  handle: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The first characters of the key, shown in listings and used to revoke it. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface ConversionsTable {
+  id: Generated<number>;
+  account_id: number;
+  created_at: number;
+  cart_integration: string;
+  receipt: string;
+  original_receipt: string | null;
+  amount: number | null;
+  tax_amount: number | null;
+  shipping_amount: number | null;
+  /** JSON array of {sku, price, qty}. */
+  products: string;
+  email: string | null;
+  user_id: string | null;
+  page_id: number | null;
+  page_version: string | null;
+  upsell_flow_id: string | null;
+  upsell_session: string | null;
+  upsell_path: string | null;
+  upsell_group: string | null;
+  upsell_step: number | null;
+  country: string | null;
+  mobile: number | null;
+  affiliate: string | null;
+  vendor: string | null;
+  role: string | null;
+  /** JSON array of strings, as returned; filters use conversion_tracking_codes. */
+  tracking_codes: string;
+  referrer: string | null;
+  referrer_name: string | null;
+  referrer_medium: string | null;
+  joint_venture_order: string | null;
+  currency: string | null;
+  hostname: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  zip_code: string | null;
+  payment_method: string | null;
+  /** JSON array of numbers. */
+  affiliate_payouts: string;
+}
+
+export interface ConversionTrackingCodesTable {
+  conversion_id: number;
+  account_id: number;
+  code: string;
+}

@@ -1,0 +1,76 @@
+import type { TObject, TSchema } from 'typebox';
+
+/** The value types a filter knows how to parse and compare (decisions §4). */
+export type ColumnType = 'integer' | 'number' | 'string' | 'timestamp' | 'boolean' | 'stringArray';
+
+export interface ArrayStorage {
+  /** Child table with one row per element, with an `account_id` column and an index on (account_id, value, parent). */
+  table: string;
+  /** Its column pointing at the parent row's id. */
+  parentColumn: string;
+  /** Its column holding the element. */
+  valueColumn: string;
+}
+
+export interface FilterColumn {
+  name: string;
+  type: ColumnType;
+  /** Only for `stringArray`: where the elements live. */
+  storage?: ArrayStorage;
+}
+
+/** The filterable columns of one resource, by name. */
+export type Catalogue = ReadonlyMap<string, FilterColumn>;
+
+/**
+ * Derives the filter catalogue from a resource's entry schema, so that the type a filter
+ * parses is always the type the entry declares. `arrays` says where array columns are stored.
+ */
+export function catalogueFromSchema(
+  entry: TObject,
+  filterable: readonly string[],
+  arrays: Record<string, ArrayStorage> = {},
+): Catalogue {
+  const catalogue = new Map<string, FilterColumn>();
+  for (const name of filterable) {
+    const property = entry.properties[name];
+    if (!property) throw new Error(`filterable column ${name} is not in the entry schema`);
+    const type = columnTypeOf(property);
+    if (!type) throw new Error(`no filter type for column ${name}`);
+    if (type === 'stringArray' && !arrays[name]) throw new Error(`array column ${name} needs its storage`);
+    catalogue.set(name, { name, type, ...(type === 'stringArray' ? { storage: arrays[name] } : {}) });
+  }
+  return catalogue;
+}
+
+/** The one non-null type of a schema: `X | null` and unions of literals of one type reduce to it. */
+function withoutNull(schema: TSchema): Record<string, any> {
+  const members = flatten(schema as Record<string, any>).filter((member) => member.type !== 'null');
+  const [first, ...rest] = members;
+  if (!first || rest.some((member) => member.type !== first.type)) {
+    throw new Error('a filterable column has one type, optionally nullable');
+  }
+  return rest.length === 0 ? first : { type: first.type };
+}
+
+function flatten(schema: Record<string, any>): Record<string, any>[] {
+  return Array.isArray(schema.anyOf) ? schema.anyOf.flatMap(flatten) : [schema];
+}
+
+/** The filter type of a property schema, or undefined when it has none (an array of objects, say). */
+export function columnTypeOf(property: TSchema): ColumnType | undefined {
+  const schema = withoutNull(property);
+  switch (schema.type) {
+    case 'integer':
+      return 'integer';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'string':
+      return schema.format === 'date-time' ? 'timestamp' : 'string';
+    case 'array':
+      if (schema.items?.type === 'string') return 'stringArray';
+  }
+  return undefined;
+}

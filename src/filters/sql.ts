@@ -1,0 +1,47 @@
+import { type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Condition, Filter, Scalar } from './parse.js';
+
+/**
+ * Turns parsed filters into one boolean SQL expression over the account's rows of `table`,
+ * with every value bound as a parameter. An array column holds when any of its elements
+ * satisfies the condition; the element table is searched by (account, value), so that a
+ * selective filter reads its index instead of every row of the account.
+ */
+export function filtersToSql(
+  eb: ExpressionBuilder<any, any>,
+  table: string,
+  accountId: number,
+  filters: Filter[],
+): Expression<SqlBool> {
+  return eb.and(
+    filters.map(({ column, condition }) => {
+      const storage = column.storage;
+      if (!storage) return conditionToSql(eb, `${table}.${column.name}`, condition);
+      return eb(
+        `${table}.id`,
+        'in',
+        eb
+          .selectFrom(storage.table)
+          .select(`${storage.table}.${storage.parentColumn}`)
+          .where(`${storage.table}.account_id`, '=', accountId)
+          .where((inner) => conditionToSql(inner, `${storage.table}.${storage.valueColumn}`, condition)),
+      );
+    }),
+  );
+}
+
+function conditionToSql(eb: ExpressionBuilder<any, any>, ref: string, condition: Condition): Expression<SqlBool> {
+  switch (condition.kind) {
+    case 'compare':
+      return eb(ref, condition.op, stored(condition.value));
+    case 'range':
+      return eb.and([eb(ref, '>=', stored(condition.from)), eb(ref, '<=', stored(condition.to))]);
+    case 'in':
+      return eb(ref, 'in', condition.values.map(stored));
+    case 'anyOf':
+      return eb.or(condition.conditions.map((inner) => conditionToSql(eb, ref, inner)));
+  }
+}
+
+/** Booleans are stored as 0/1 on both databases. */
+const stored = (value: Scalar): number | string => (typeof value === 'boolean' ? Number(value) : value);

@@ -1,0 +1,34 @@
+import { Type, type TSchema } from 'typebox';
+import type { Catalogue } from '../filters/catalogue.js';
+import { MODIFIERS } from '../filters/parse.js';
+
+/** The list envelope of interface 2.1 around a resource's entries. */
+export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
+  Type.Object({
+    entries: Type.Array(entry, { description: 'The entries of the page, at most 100, in ascending id order' }),
+    totalEntries: Type.Integer({ description: 'How many entries match the filters' }),
+    page: Type.Integer({ description: 'The page returned' }),
+    totalPages: Type.Integer({ description: 'ceil(totalEntries / 100); 0 when nothing matches' }),
+  });
+
+export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });
+
+/**
+ * The query string of a list route, for the OpenAPI document only: the filter engine parses
+ * it itself, because it must reject what no schema lists (decisions §4).
+ */
+export function listQueryDocs(catalogue: Catalogue) {
+  const properties: Record<string, TSchema> = {
+    page: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: 'Page number, from 1; default 1' })),
+  };
+  for (const column of catalogue.values()) {
+    const modifiers = column.type === 'boolean' ? 't or f; no modifiers' : `also ${column.name}.{${MODIFIERS.join(',')}}`;
+    properties[column.name] = Type.Optional(
+      Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }),
+    );
+  }
+  return Type.Object(properties, { additionalProperties: true });
+}
+
+/** List routes parse their own query string; this validator lets it through untouched. */
+export const passQueryThrough = () => (value: unknown) => ({ value });

@@ -1,0 +1,26 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+
+export interface RateLimitOptions {
+  /** Requests per window per client IP; 0 turns the limit off. */
+  max: number;
+  windowMs: number;
+}
+
+/**
+ * The per-IP limit of decisions §6 over every route of the scope it is registered in: a
+ * fixed window that starts with a client's first request. The client IP is `request.ip`,
+ * which believes X-Forwarded-For only from the proxies in TRUST_PROXY.
+ */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  if (options.max === 0) return;
+  await app.register(rateLimit, {
+    global: true,
+    max: options.max,
+    timeWindow: options.windowMs,
+    hook: 'onRequest',
+    keyGenerator: (request) => request.ip,
+    // The in-process store is an LRU; its default of 5,000 clients is too few for a public API.
+    cache: 100_000,
+  });
+}
