@@ -1,0 +1,168 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { describe } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { AccountService } from '../src/accounts/service.js';
+import { buildApp } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { importConversions, type SourceRecord } from '../src/conversions/import.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+
+/** The databases every database test runs on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export const ENGINES: ('sqlite' | 'postgres')[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** Runs the same suite once per engine, as Kysely's own tests do. */
+export function describeEachEngine(title: string, suite: (engine: 'sqlite' | 'postgres') => void): void {
+  for (const engine of ENGINES) describe(`${title} [${engine}]`, () => suite(engine));
+}
+
+export function tempDir(prefix = 'acds-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface TestDatabase extends Database {
+  dataDir: string;
+  databaseUrl: string | undefined;
+}
+
+/**
+ * A fresh, migrated, empty database of the engine: a new SQLite file in a temporary folder, or
+ * a new PostgreSQL database on the TEST_DATABASE_URL server. `close` removes it again.
+ */
+export async function freshDatabase(engine: 'sqlite' | 'postgres'): Promise<TestDatabase> {
+  const dataDir = tempDir();
+  let databaseUrl: string | undefined;
+  let drop = async () => {};
+  if (engine === 'postgres') {
+    const serverUrl = process.env.TEST_DATABASE_URL!;
+    const name = `acds_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(serverUrl, `create database ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    drop = () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
+  }
+  const database = openDatabase({ databaseUrl, dataDir, poolSize: 4 });
+  await migrateToLatest(database);
+  return {
+    ...database,
+    dataDir,
+    databaseUrl,
+    close: async () => {
+      await database.close();
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function adminQuery(serverUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export function testConfig(database: TestDatabase, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    dataDir: database.dataDir,
+    databaseUrl: database.databaseUrl,
+    logLevel: 'silent',
+    ...overrides,
+  };
+}
+
+export interface TestContext {
+  app: FastifyInstance;
+  database: TestDatabase;
+  accounts: AccountService;
+  close(): Promise<void>;
+}
+
+/** A fresh database and an app on it; the rate limit is off unless the test asks for it. */
+export async function startTestApp(engine: 'sqlite' | 'postgres', overrides: Partial<Config> = {}): Promise<TestContext> {
+  const database = await freshDatabase(engine);
+  const config = testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 }, ...overrides });
+  const app = await buildApp({ config, database });
+  await app.ready();
+  return {
+    app,
+    database,
+    accounts: new AccountService(database.db),
+    close: async () => {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+/** Creates an account with a key; returns the account id and the key. */
+export async function accountWithKey(accounts: AccountService, name: string): Promise<{ accountId: number; key: string }> {
+  const key = await accounts.createKey(name);
+  const accountId = (await accounts.authenticate(key))!;
+  return { accountId, key };
+}
+
+/** Imports records into an account through the real import path; throws on any bad record. */
+export async function insertConversions(database: Database, accountId: number, values: object[]): Promise<void> {
+  const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
+  const problems: string[] = [];
+  await importConversions(database.db, accountId, records, { onProblem: (p) => problems.push(`${p.line}: ${p.reason}`) }).catch(
+    (error) => {
+      throw new Error(`${error.message}\n${problems.join('\n')}`);
+    },
+  );
+}
+
+/** A valid conversion record with every field set; override what the test is about. */
+export function conversionRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    created_at: '2026-03-15T12:00:00Z',
+    cart_integration: 'clickbank',
+    receipt: `R-${randomBytes(6).toString('hex')}`,
+    original_receipt: null,
+    amount: 19.99,
+    tax_amount: 1.5,
+    shipping_amount: 0,
+    products: [{ sku: 'SKU-1', price: 19.99, qty: 1 }],
+    email: 'buyer@example.com',
+    user_id: 'u1',
+    page_id: 1001,
+    page_version: 'a',
+    upsell_flow_id: 'flow-1',
+    upsell_session: 'session-1',
+    upsell_path: '1001',
+    upsell_group: 'front',
+    upsell_step: 0,
+    country: 'US',
+    mobile: false,
+    affiliate: 'aff_alpha',
+    vendor: 'acme',
+    role: 'front_end',
+    tracking_codes: [],
+    referrer: 'https://www.google.com/',
+    referrer_name: 'Google',
+    referrer_medium: 'search',
+    joint_venture_order: null,
+    currency: 'USD',
+    hostname: 'shop.example.com',
+    utm_source: 'facebook',
+    utm_medium: 'cpc',
+    utm_campaign: 'launch',
+    utm_content: 'ad-1',
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    zip_code: '10001',
+    payment_method: 'creditcard',
+    affiliate_payouts: [],
+    ...overrides,
+  };
+}
