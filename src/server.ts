@@ -31,6 +31,9 @@ export async function serve(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
+  if (config.redisUrl) {
+    app.log.warn('REDIS_URL is set, but this version keeps rate-limit counters in this process: the limit is per instance');
+  }
   const address = await app.listen({ port: config.port, host: config.host });
   const where = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
   console.log(`acds is listening on ${address} (data: ${where}); API reference at ${address}/docs`);
