@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { AccountService } from './accounts/service.js';
+import { publicAssetRoutes } from './assets/public-routes.js';
+import { assetRoutes } from './assets/routes.js';
+import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import { conversionRoutes } from './conversions/routes.js';
 import { ConversionService } from './conversions/service.js';
@@ -10,17 +14,24 @@ import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import type { BlobStore } from './storage/blob-store.js';
+import { FileBlobStore } from './storage/file-blob-store.js';
 
 export interface AppOptions {
   config: Config;
   database: Database;
+  /** Where asset bytes live; the local file system under DATA_DIR unless given. */
+  blobs?: BlobStore;
 }
+
+/** The largest `content` field: text sent inline; anything larger goes up as a file. */
+export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Builds the whole HTTP application without listening, so that tests can `inject` into it.
  * The database is opened (and migrated) by the caller, who also closes it.
  */
-export async function buildApp({ config, database }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir) }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy ?? false,
@@ -30,6 +41,8 @@ export async function buildApp({ config, database }: AppOptions): Promise<Fastif
 
   const accounts = new AccountService(database.db);
   const conversions = new ConversionService(database.db);
+  const assets = new AssetService(database, blobs);
+  const limits = { maxUploadBytes: config.maxUploadBytes, maxContentBytes: Math.min(MAX_CONTENT_BYTES, config.maxUploadBytes) };
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -50,13 +63,18 @@ export async function buildApp({ config, database }: AppOptions): Promise<Fastif
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(publicAssetRoutes, { assets, blobs });
 
   await app.register(
     async (api) => {
       await registerRateLimit(api, config.rateLimit);
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(config.rateLimit.max > 0 ? { preHandler: api.rateLimit() } : {}, notFoundHandler);
+      await api.register(multipart, {
+        limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxContentBytes, files: 1, fields: 20, parts: 21 },
+      });
       await api.register(conversionRoutes, { conversions });
+      await api.register(assetRoutes, { assets, blobs, limits });
     },
     { prefix: '/api/v1' },
   );

@@ -3,6 +3,8 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { AssetService } from './assets/service.js';
+import { FileBlobStore } from './storage/file-blob-store.js';
 
 /** `npm start`: check the configuration, bring the database up to date, bootstrap, listen. */
 export async function serve(): Promise<void> {
@@ -20,7 +22,12 @@ export async function serve(): Promise<void> {
   const database = openDatabase(config);
   await migrateToLatest(database);
   const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
-  const app = await buildApp({ config, database });
+  const blobs = new FileBlobStore(config.dataDir);
+  await blobs.removeInterruptedPuts();
+  // On one machine no other instance has an upload in flight: sweep everything journalled.
+  const swept = await new AssetService(database, blobs).sweepOrphanedBlobs(0);
+  const app = await buildApp({ config, database, blobs });
+  if (swept > 0) app.log.info({ swept }, 'removed the bytes of writes that a stop interrupted');
 
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');

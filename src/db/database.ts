@@ -14,6 +14,8 @@ export interface Database {
   db: Kysely<DatabaseSchema>;
   engine: 'sqlite' | 'postgres';
   columnTypes: ColumnTypes;
+  /** Whether a failed statement broke a unique constraint. */
+  isUniqueViolation(error: unknown): boolean;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ function openSqlite(dataDir: string): Database {
       autoIdType: 'integer',
       text: sql`text`,
     },
+    isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     close: () => db.destroy(),
   };
 }
@@ -82,6 +85,7 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       autoIdType: 'bigserial',
       text: sql`text collate "C"`,
     },
+    isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
     close: () => db.destroy(),
   };
 }

@@ -1,11 +1,13 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './database.js';
 import { initialMigration } from './migrations/0001-initial.js';
+import { assetsMigration } from './migrations/0002-assets.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(database.columnTypes),
+    '0002-assets': assetsMigration(database.columnTypes),
   };
 }
 

@@ -10,6 +10,8 @@ export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   conversions: ConversionsTable;
   conversion_tracking_codes: ConversionTrackingCodesTable;
+  assets: AssetsTable;
+  blob_journal: BlobJournalTable;
 }
 
 export interface AccountsTable {
@@ -81,4 +83,33 @@ export interface ConversionTrackingCodesTable {
   conversion_id: number;
   account_id: number;
   code: string;
+}
+
+export interface AssetsTable {
+  id: Generated<number>;
+  account_id: number;
+  created_at: number;
+  updated_at: number;
+  name: string;
+  folder: string;
+  image: number;
+  video: number;
+  script: number;
+  style: number;
+  text: number;
+  width: number | null;
+  height: number | null;
+  url: string | null;
+  async: number;
+  defer: number;
+  blob_key: string | null;
+  size: number | null;
+  content_type: string | null;
+  etag: string | null;
+  public_id: string;
+}
+
+export interface BlobJournalTable {
+  blob_key: string;
+  created_at: number;
 }

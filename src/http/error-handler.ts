@@ -8,13 +8,23 @@ import { sendJson } from './reply.js';
  * the log under the request id.
  */
 export function errorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof AppError) return sendJson(reply, error.statusCode, error.message);
   const status = error.statusCode ?? 500;
   if (status === 429) return reply.code(429).send();
-  if (error.validation) return sendJson(reply, 400, `${error.validationContext ?? 'request'} ${error.validation[0]?.message ?? 'is invalid'}`.trim());
-  if (status >= 400 && status < 500) return sendJson(reply, status, error.message);
+  if (status >= 400 && status < 500) return sendJson(reply, clientStatus(request, status), clientMessage(error));
   request.log.error({ err: error }, 'request failed');
   return sendJson(reply, 500, 'internal error');
+}
+
+function clientMessage(error: FastifyError | AppError): string {
+  if (error instanceof AppError) return error.message;
+  if (error.validation) return `${error.validationContext ?? 'request'} ${error.validation[0]?.message ?? 'is invalid'}`.trim();
+  return error.message;
+}
+
+/** Interface 4.3 to 4.5: a failed write of an asset is a 400, whatever else went wrong. */
+function clientStatus(request: FastifyRequest, status: number): number {
+  const writeErrorsAre400 = (request.routeOptions.config as { writeErrorsAre400?: boolean } | undefined)?.writeErrorsAre400;
+  return writeErrorsAre400 && status !== 401 ? 400 : status;
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { notFound } from '../errors.js';
+import { sendBytes } from '../http/send-bytes.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import { bytesOf } from './routes.js';
+import type { AssetService } from './service.js';
+
+/**
+ * Public delivery (decisions §8): `/public/<account handle>/<asset public id>`, no key, not
+ * rate limited. Both segments are checked against their exact shape and looked up in the
+ * database; nothing from the URL ever reaches a file path, so nothing but the account's own
+ * local assets can be served.
+ */
+const HANDLE = /^[0-9a-f]{16}$/;
+const PUBLIC_ID = /^[0-9a-f]{24}$/;
+/** Fresh for five minutes, then revalidated by ETag: a replaced asset shows within minutes. */
+const PUBLIC_CACHE = 'public, max-age=300, stale-while-revalidate=86400';
+
+export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs }: { assets: AssetService; blobs: BlobStore }) {
+  app.get('/public/:handle/:publicId', { schema: { hide: true } }, async (request, reply) => {
+    const { handle, publicId } = request.params as { handle: string; publicId: string };
+    const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
+    if (!row) throw notFound('there is no such public asset');
+    return sendBytes(request, reply, blobs, bytesOf(row), PUBLIC_CACHE);
+  });
+}

@@ -1,0 +1,99 @@
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { AssetsTable, DatabaseSchema } from '../db/schema.js';
+import { listRows, type ListPage } from '../filters/list.js';
+import type { ListQuery } from '../filters/parse.js';
+
+export type AssetRow = Selectable<AssetsTable>;
+export type NewAssetRow = Insertable<AssetsTable>;
+export type AssetChanges = Updateable<AssetsTable>;
+
+/** All SQL about assets and the journal of blobs that may have lost their row. */
+export class AssetRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  list(accountId: number, query: ListQuery): Promise<ListPage<AssetRow>> {
+    return listRows<AssetRow>(this.db, 'assets', accountId, query);
+  }
+
+  find(accountId: number, id: number): Promise<AssetRow | undefined> {
+    return this.db.selectFrom('assets').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+  }
+
+  findPublic(handle: string, publicId: string): Promise<AssetRow | undefined> {
+    return this.db
+      .selectFrom('assets')
+      .innerJoin('accounts', 'accounts.id', 'assets.account_id')
+      .selectAll('assets')
+      .where('accounts.handle', '=', handle)
+      .where('assets.public_id', '=', publicId)
+      .executeTakeFirst();
+  }
+
+  async handleOf(accountId: number): Promise<string> {
+    const { handle } = await this.db.selectFrom('accounts').select('handle').where('id', '=', accountId).executeTakeFirstOrThrow();
+    return handle;
+  }
+
+  async insert(row: NewAssetRow): Promise<number> {
+    const { id } = await this.db.insertInto('assets').values(row).returning('id').executeTakeFirstOrThrow();
+    return id;
+  }
+
+  /** Updates the asset if its bytes are still `expectedBlobKey`; says whether it did. */
+  async update(accountId: number, id: number, changes: AssetChanges, expectedBlobKey: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('assets')
+      .set(changes)
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .where('blob_key', expectedBlobKey === null ? 'is' : '=', expectedBlobKey)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delete(accountId: number, id: number): Promise<void> {
+    await this.db.deleteFrom('assets').where('account_id', '=', accountId).where('id', '=', id).execute();
+  }
+
+  /** A folder exists while it, or a folder below it, holds an asset of the account. */
+  async folderExists(accountId: number, folder: string): Promise<boolean> {
+    if (folder === '') return true;
+    // Below `a/b` is every path from `a/b/` up to (not including) `a/b0`: '0' follows '/'.
+    const row = await this.db
+      .selectFrom('assets')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('folder', '=', folder), eb.and([eb('folder', '>=', `${folder}/`), eb('folder', '<', `${folder}0`)])]))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async journalBlob(blobKey: string, now: number): Promise<void> {
+    await this.db.insertInto('blob_journal').values({ blob_key: blobKey, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+  }
+
+  async forgetBlob(blobKey: string): Promise<void> {
+    await this.db.deleteFrom('blob_journal').where('blob_key', '=', blobKey).execute();
+  }
+
+  /** Journalled blobs older than `before` that no asset points at. */
+  async orphanedBlobs(before: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('blob_journal')
+      .select('blob_key')
+      .where('created_at', '<', before)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blob_journal.blob_key'))))
+      .execute();
+    return rows.map((row) => row.blob_key);
+  }
+
+  /** Journal entries older than `before` whose blob an asset uses: they were committed. */
+  async settleCommittedBlobs(before: number): Promise<void> {
+    await this.db
+      .deleteFrom('blob_journal')
+      .where('created_at', '<', before)
+      .where((eb) => eb.exists(eb.selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blob_journal.blob_key')))
+      .execute();
+  }
+}

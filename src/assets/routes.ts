@@ -1,0 +1,137 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { badRequest, notFound } from '../errors.js';
+import { ErrorMessage, ListEnvelope, listQueryDocs, passQueryThrough } from '../http/list-schema.js';
+import { sendJson } from '../http/reply.js';
+import { sendBytes } from '../http/send-bytes.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import { readAssetForm, type FormLimits } from './form.js';
+import { assetCatalogue, AssetEntry } from './schema.js';
+import type { AssetService } from './service.js';
+
+export interface AssetRouteOptions {
+  assets: AssetService;
+  blobs: BlobStore;
+  limits: FormLimits;
+}
+
+const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) });
+const FORM_DOC =
+  'multipart/form-data with the fields name, content, file, url, folder, width, height, async, defer, image, video, script, style, text. See the API reference.';
+/** Interface 4.3 to 4.5: every failed write of an asset is a 400. */
+const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: passQueryThrough };
+
+const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+/** Asset ids in paths: a number, or else an asset that does not exist. */
+function parseId(raw: string, forWrite: boolean): number {
+  const id = Number(raw);
+  if (/^\d{1,15}$/.test(raw) && id >= 1) return id;
+  throw forWrite ? badRequest(`there is no asset with id ${raw.slice(0, 40)}`) : notFound(`there is no asset with id ${raw.slice(0, 40)}`);
+}
+
+export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits }: AssetRouteOptions) {
+  app.get(
+    '/assets',
+    {
+      schema: {
+        summary: 'List assets',
+        description: 'One page of 100 assets in ascending id order, filtered by column. See the API reference for the filter forms.',
+        tags: ['assets'],
+        querystring: listQueryDocs(assetCatalogue),
+        response: { 200: ListEnvelope(AssetEntry), 400: ErrorMessage, 401: ErrorMessage },
+      },
+      validatorCompiler: passQueryThrough,
+    },
+    (request) => assets.list(request.accountId, request.query as Record<string, string | string[]>, origin(request)),
+  );
+
+  app.post(
+    '/assets',
+    {
+      ...WRITE,
+      schema: {
+        summary: 'Create an asset',
+        description: `From content, an uploaded file or a remote url (exactly one). ${FORM_DOC}`,
+        tags: ['assets'],
+        consumes: ['multipart/form-data'],
+        response: { 200: Type.Object({ id: Type.String({ description: 'The new asset id' }) }), 400: ErrorMessage },
+      },
+    },
+    async (request, reply) => {
+      const form = await readAssetForm(request, assets, request.accountId, limits);
+      const id = await assets.create(request.accountId, form);
+      return sendJson(reply, 200, { id: String(id) });
+    },
+  );
+
+  app.get(
+    '/assets/:id',
+    {
+      schema: { summary: 'Get an asset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
+      validatorCompiler: passQueryThrough,
+    },
+    (request) => assets.get(request.accountId, parseId((request.params as { id: string }).id, false), origin(request)),
+  );
+
+  app.get(
+    '/assets/:id/content',
+    {
+      schema: {
+        summary: "Download an asset's bytes",
+        description: 'A local asset: its bytes, with ETag, Last-Modified and byte ranges. A remote asset: 302 to its url.',
+        tags: ['assets'],
+        params: IdParams,
+      },
+      validatorCompiler: passQueryThrough,
+    },
+    async (request, reply) => {
+      const row = await assets.forDownload(request.accountId, parseId((request.params as { id: string }).id, false));
+      if (!row.blob_key) return reply.redirect(row.url!, 302);
+      return sendBytes(request, reply, blobs, bytesOf(row), 'private, no-cache');
+    },
+  );
+
+  app.put(
+    '/assets/:id',
+    {
+      ...WRITE,
+      schema: {
+        summary: 'Update an asset',
+        description: `Rename (name only), move (folder only), replace the bytes (content or file), make it remote (url), or change its attributes. ${FORM_DOC}`,
+        tags: ['assets'],
+        consumes: ['multipart/form-data'],
+        params: IdParams,
+        response: { 200: Type.Literal(true), 400: ErrorMessage },
+      },
+    },
+    async (request, reply) => {
+      const id = parseId((request.params as { id: string }).id, true);
+      const form = await readAssetForm(request, assets, request.accountId, limits);
+      await assets.update(request.accountId, id, form);
+      return sendJson(reply, 200, true);
+    },
+  );
+
+  app.delete(
+    '/assets/:id',
+    {
+      ...WRITE,
+      schema: { summary: 'Delete an asset', tags: ['assets'], params: IdParams, response: { 200: Type.Literal(true), 400: ErrorMessage } },
+    },
+    async (request, reply) => {
+      await assets.remove(request.accountId, parseId((request.params as { id: string }).id, true));
+      return sendJson(reply, 200, true);
+    },
+  );
+}
+
+export function bytesOf(row: { blob_key: string | null; size: number | null; content_type: string | null; etag: string | null; updated_at: number }) {
+  return {
+    blobKey: row.blob_key!,
+    size: row.size ?? 0,
+    contentType: row.content_type ?? 'application/octet-stream',
+    etag: row.etag ?? '',
+    modifiedAt: new Date(row.updated_at * 1000),
+  };
+}

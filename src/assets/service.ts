@@ -1,0 +1,361 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { fileTypeFromBuffer } from 'file-type';
+import { imageSize } from 'image-size';
+import type { Database } from '../db/database.js';
+import { badRequest, notFound } from '../errors.js';
+import type { ListPage } from '../filters/list.js';
+import { parseListQuery } from '../filters/parse.js';
+import { formatTimestamp } from '../filters/timestamps.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import { MeasuringStream } from '../storage/measure.js';
+import { AssetRepository, type AssetChanges, type AssetRow } from './repository.js';
+import {
+  checkFolder,
+  checkName,
+  checkUrl,
+  detectType,
+  parseDimension,
+  parseFormBoolean,
+  type DetectedType,
+} from './rules.js';
+import { assetCatalogue, TYPE_FLAGS, type AssetEntry, type TypeFlags } from './schema.js';
+
+/** Bytes already in the blob store, journalled, and not yet pointed at by any asset. */
+export interface StagedBlob {
+  key: string;
+  size: number;
+  etag: string;
+  /** The first bytes, for sniffing the type and reading image dimensions. */
+  head: Buffer;
+}
+
+/** A create or update request, once its multipart form is read. */
+export interface AssetForm {
+  /** Text fields by name, `content` included. */
+  fields: Map<string, string>;
+  /** The uploaded `file`, already staged. */
+  file?: StagedBlob & { filename: string };
+}
+
+const WRITABLE_FIELDS = new Set(['name', 'content', 'url', 'width', 'height', 'folder', 'async', 'defer', ...TYPE_FLAGS]);
+const READ_ONLY_FIELDS = new Set(['id', 'created_at', 'updated_at']);
+/** Enough of the head for file-type (4 KiB) and for JPEG dimensions behind large EXIF blocks. */
+export const HEAD_BYTES = 512 * 1024;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * The rules of assets (decisions §8). Bytes and rows move together: bytes are written under a
+ * new key and journalled first, the row is committed pointing at them (the same transaction
+ * takes the journal entry away), and bytes a row stopped using are journalled in that
+ * transaction and deleted after it. A crash at any moment leaves the old asset or the new one
+ * whole; journalled bytes that no row uses are swept at start.
+ */
+export class AssetService {
+  private readonly assets: AssetRepository;
+
+  constructor(
+    private readonly database: Database,
+    private readonly blobs: BlobStore,
+  ) {
+    this.assets = new AssetRepository(database.db);
+  }
+
+  async list(accountId: number, query: Record<string, string | string[] | undefined>, origin: string): Promise<ListPage<AssetEntry>> {
+    const page = await this.assets.list(accountId, parseListQuery(query, assetCatalogue));
+    const base = await this.publicBase(accountId, origin);
+    return { ...page, entries: page.entries.map((row) => toEntry(row, base)) };
+  }
+
+  async get(accountId: number, id: number, origin: string): Promise<AssetEntry> {
+    const row = await this.assets.find(accountId, id);
+    if (!row) throw notFound(`there is no asset with id ${id}`);
+    return toEntry(row, await this.publicBase(accountId, origin));
+  }
+
+  /** The row of an asset whose bytes are to be served; 404 when it is not the account's. */
+  async forDownload(accountId: number, id: number): Promise<AssetRow> {
+    const row = await this.assets.find(accountId, id);
+    if (!row) throw notFound(`there is no asset with id ${id}`);
+    return row;
+  }
+
+  /** The row behind a public URL, or undefined; only local assets are delivered publicly. */
+  async forPublicDelivery(handle: string, publicId: string): Promise<AssetRow | undefined> {
+    const row = await this.assets.findPublic(handle, publicId);
+    return row?.blob_key ? row : undefined;
+  }
+
+  /** Streams bytes into the blob store under a new, journalled key. */
+  async stage(accountId: number, source: Readable): Promise<StagedBlob> {
+    const key = `${accountId}/${randomBytes(16).toString('hex')}`;
+    await this.assets.journalBlob(key, nowSeconds());
+    const measure = new MeasuringStream(HEAD_BYTES);
+    try {
+      await this.blobs.put(key, source.pipe(measure));
+    } catch (error) {
+      source.destroy();
+      await this.discard(key);
+      throw error;
+    }
+    return { key, size: measure.size, etag: measure.digest().slice(0, 32), head: measure.head };
+  }
+
+  /** Removes staged bytes that will not be used. */
+  async discard(key: string): Promise<void> {
+    await this.blobs.delete(key);
+    await this.assets.forgetBlob(key);
+  }
+
+  async create(accountId: number, form: AssetForm): Promise<number> {
+    let staged: StagedBlob | undefined = form.file;
+    try {
+      const { fields } = form;
+      checkFields(fields, 'create');
+      const sources = ['content', 'url'].filter((name) => fields.has(name)).length + (form.file ? 1 : 0);
+      if (sources !== 1) throw badRequest('give exactly one of content, file or url');
+      const name = checkName(fields.get('name') ?? form.file?.filename ?? throwRequired('name'));
+      const folder = checkFolder(fields.get('folder') ?? '');
+      const url = fields.has('url') ? checkUrl(fields.get('url')!) : null;
+      if (fields.has('content')) staged = await this.stage(accountId, Readable.from([Buffer.from(fields.get('content')!, 'utf8')]));
+      const detected = await detect(name, staged, fields.has('content'));
+      const now = nowSeconds();
+      const id = await this.commit(
+        async (repository) =>
+          repository.insert({
+            account_id: accountId,
+            created_at: now,
+            updated_at: now,
+            name,
+            folder,
+            ...describe(fields, detected, staged, { async: false, defer: false }),
+            url,
+            public_id: randomBytes(12).toString('hex'),
+          }),
+        { name, folder },
+        staged?.key,
+      );
+      staged = undefined;
+      return id;
+    } finally {
+      if (staged) await this.discard(staged.key);
+    }
+  }
+
+  async update(accountId: number, id: number, form: AssetForm): Promise<void> {
+    let staged: StagedBlob | undefined = form.file;
+    try {
+      const { fields } = form;
+      checkFields(fields, 'update');
+      if (fields.size === 0 && !form.file) throw badRequest('the form is empty: send the fields to change');
+      const row = await this.assets.find(accountId, id);
+      if (!row) throw badRequest(`there is no asset with id ${id}`);
+      const count = fields.size + (form.file ? 1 : 0);
+      if (fields.has('name') && count > 1) throw badRequest('a rename sends only name; send other changes in another request');
+      if (fields.has('folder') && count > 1) throw badRequest('a move sends only folder; send other changes in another request');
+      const sources = ['content', 'url'].filter((name) => fields.has(name)).length + (form.file ? 1 : 0);
+      if (sources > 1) throw badRequest('give at most one of content, file or url');
+
+      let changes: AssetChanges;
+      let clash = { name: row.name, folder: row.folder };
+      if (fields.has('name')) {
+        clash.name = checkName(fields.get('name')!);
+        changes = { name: clash.name };
+      } else if (fields.has('folder')) {
+        clash.folder = checkFolder(fields.get('folder')!);
+        if (!(await this.assets.folderExists(accountId, clash.folder))) {
+          throw badRequest(`folder "${clash.folder}" does not exist; a folder exists while it or a folder below it holds an asset`);
+        }
+        changes = { folder: clash.folder };
+      } else {
+        if (fields.has('content')) staged = await this.stage(accountId, Readable.from([Buffer.from(fields.get('content')!, 'utf8')]));
+        const url = fields.has('url') ? checkUrl(fields.get('url')!) : undefined;
+        const bytesChange = staged !== undefined || url !== undefined;
+        const detected = bytesChange ? await detect(row.name, staged, fields.has('content')) : undefined;
+        changes = bytesChange
+          ? { ...describe(fields, detected!, staged, { async: row.async === 1, defer: row.defer === 1 }), url: url ?? null }
+          : describeAttributes(fields, row);
+      }
+      const replacedKey = changes.blob_key !== undefined ? row.blob_key : undefined;
+      await this.commit(
+        async (repository) => {
+          // Compare-and-set on the bytes: a concurrent replacement must not orphan either blob.
+          const updated = await repository.update(accountId, id, { ...changes, updated_at: nowSeconds() }, row.blob_key);
+          if (!updated) throw badRequest('the asset changed while this update was being made; send it again');
+          if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
+        },
+        clash,
+        staged?.key,
+      );
+      staged = undefined;
+      if (replacedKey) await this.discard(replacedKey);
+    } finally {
+      if (staged) await this.discard(staged.key);
+    }
+  }
+
+  async remove(accountId: number, id: number): Promise<void> {
+    const row = await this.assets.find(accountId, id);
+    if (!row) throw badRequest(`there is no asset with id ${id}`);
+    await this.commit(async (repository) => {
+      await repository.delete(accountId, id);
+      if (row.blob_key) await repository.journalBlob(row.blob_key, nowSeconds());
+    });
+    if (row.blob_key) await this.discard(row.blob_key);
+  }
+
+  /**
+   * Deletes bytes that no asset uses: left by a crash between writing bytes and committing
+   * their row, or between committing a replacement or delete and removing the old bytes.
+   * Only entries older than `graceSeconds` are swept, so that another instance's upload in
+   * flight is left alone.
+   */
+  async sweepOrphanedBlobs(graceSeconds: number): Promise<number> {
+    const orphans = await this.assets.orphanedBlobs(nowSeconds() - graceSeconds + 1);
+    for (const key of orphans) await this.discard(key);
+    return orphans.length;
+  }
+
+  /**
+   * Runs `work` in a transaction that also takes `stagedKey` off the journal, turning a unique
+   * (folder, name) clash into a 400.
+   */
+  private async commit<T>(
+    work: (repository: AssetRepository) => Promise<T>,
+    clash?: { name: string; folder: string },
+    stagedKey?: string,
+  ): Promise<T> {
+    try {
+      return await this.database.db.transaction().execute(async (trx) => {
+        const repository = new AssetRepository(trx);
+        const result = await work(repository);
+        if (stagedKey) await repository.forgetBlob(stagedKey);
+        return result;
+      });
+    } catch (error) {
+      if (clash && this.database.isUniqueViolation(error)) {
+        throw badRequest(`an asset named "${clash.name}" already exists in ${clash.folder === '' ? 'the root folder' : `folder "${clash.folder}"`}`);
+      }
+      throw error;
+    }
+  }
+
+  private async publicBase(accountId: number, origin: string): Promise<string> {
+    return `${origin}/public/${await this.assets.handleOf(accountId)}/`;
+  }
+}
+
+function throwRequired(field: string): never {
+  throw badRequest(`${field} is required`);
+}
+
+function checkFields(fields: Map<string, string>, operation: 'create' | 'update'): void {
+  for (const name of fields.keys()) {
+    if (READ_ONLY_FIELDS.has(name)) throw badRequest(`${name} cannot be ${operation === 'create' ? 'set' : 'updated'}`);
+    if (!WRITABLE_FIELDS.has(name)) throw badRequest(`unknown field ${name}; the fields are ${[...WRITABLE_FIELDS, 'file'].join(', ')}`);
+  }
+}
+
+async function detect(name: string, staged: StagedBlob | undefined, fromContent: boolean): Promise<DetectedType & { head?: Buffer }> {
+  if (!staged) return detectType(name, undefined);
+  const sniffed = staged.size > 0 ? await fileTypeFromBuffer(staged.head) : undefined;
+  return { ...detectType(name, { sniffedMime: sniffed?.mime, fromContent }), head: staged.head };
+}
+
+/** Flags given in the form win over detected ones, one by one. */
+function flagsFrom(fields: Map<string, string>, detected: TypeFlags): TypeFlags {
+  const flags = { ...detected };
+  for (const flag of TYPE_FLAGS) if (fields.has(flag)) flags[flag] = parseFormBoolean(flag, fields.get(flag)!);
+  return flags;
+}
+
+/** Width and height: given values win, else read from an image's bytes; null for non-images. */
+function dimensionsFrom(fields: Map<string, string>, isImage: boolean, head: Buffer | undefined) {
+  const given = {
+    width: fields.has('width') ? parseDimension('width', fields.get('width')!) : undefined,
+    height: fields.has('height') ? parseDimension('height', fields.get('height')!) : undefined,
+  };
+  if (!isImage) {
+    if (given.width !== undefined || given.height !== undefined) throw badRequest('width and height are accepted only for images');
+    return { width: null, height: null };
+  }
+  const read = head ? readDimensions(head) : undefined;
+  return { width: given.width ?? read?.width ?? null, height: given.height ?? read?.height ?? null };
+}
+
+function readDimensions(head: Buffer): { width: number; height: number } | undefined {
+  try {
+    const { width, height } = imageSize(head);
+    return width && height ? { width, height } : undefined;
+  } catch {
+    return undefined; // not an image type image-size knows, or not enough of it
+  }
+}
+
+const bit = (value: boolean) => (value ? 1 : 0);
+
+/** The columns describing an asset's bytes (or remote address) and what it is. */
+function describe(
+  fields: Map<string, string>,
+  detected: DetectedType & { head?: Buffer },
+  staged: StagedBlob | undefined,
+  defaults: { async: boolean; defer: boolean },
+) {
+  const flags = flagsFrom(fields, detected.flags);
+  const { width, height } = dimensionsFrom(fields, flags.image, detected.head);
+  return {
+    image: bit(flags.image),
+    video: bit(flags.video),
+    script: bit(flags.script),
+    style: bit(flags.style),
+    text: bit(flags.text),
+    width,
+    height,
+    async: bit(fields.has('async') ? parseFormBoolean('async', fields.get('async')!) : defaults.async),
+    defer: bit(fields.has('defer') ? parseFormBoolean('defer', fields.get('defer')!) : defaults.defer),
+    blob_key: staged?.key ?? null,
+    size: staged?.size ?? null,
+    content_type: staged ? detected.contentType ?? 'application/octet-stream' : null,
+    etag: staged?.etag ?? null,
+  };
+}
+
+/** An update of attributes only: flags, async, defer, width, height. */
+function describeAttributes(fields: Map<string, string>, row: AssetRow): AssetChanges {
+  const current: TypeFlags = { image: row.image === 1, video: row.video === 1, script: row.script === 1, style: row.style === 1, text: row.text === 1 };
+  const flags = flagsFrom(fields, current);
+  const changes: AssetChanges = {};
+  for (const flag of TYPE_FLAGS) changes[flag] = bit(flags[flag]);
+  if (fields.has('async')) changes.async = bit(parseFormBoolean('async', fields.get('async')!));
+  if (fields.has('defer')) changes.defer = bit(parseFormBoolean('defer', fields.get('defer')!));
+  if (fields.has('width') || fields.has('height') || !flags.image) {
+    const given = dimensionsFrom(fields, flags.image, undefined);
+    changes.width = fields.has('width') || !flags.image ? given.width : row.width;
+    changes.height = fields.has('height') || !flags.image ? given.height : row.height;
+  }
+  return changes;
+}
+
+export function toEntry(row: AssetRow, publicBase: string): AssetEntry {
+  return {
+    id: row.id,
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+    name: row.name,
+    folder: row.folder,
+    image: row.image === 1,
+    video: row.video === 1,
+    script: row.script === 1,
+    style: row.style === 1,
+    text: row.text === 1,
+    width: row.width,
+    height: row.height,
+    url: row.url,
+    async: row.async === 1,
+    defer: row.defer === 1,
+    size: row.size,
+    content_type: row.content_type,
+    public_url: row.blob_key ? publicBase + row.public_id : null,
+  };
+}

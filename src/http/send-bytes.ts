@@ -1,0 +1,70 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import rangeParser from 'range-parser';
+import { needsSandbox } from '../assets/rules.js';
+import type { BlobStore } from '../storage/blob-store.js';
+
+export interface StoredBytes {
+  blobKey: string;
+  size: number;
+  contentType: string;
+  /** Strong validator of the bytes, without quotes. */
+  etag: string;
+  modifiedAt: Date;
+}
+
+/**
+ * Serves stored bytes the way browsers and caches expect: validators, conditional 304s, one
+ * byte range (206, or 416 when it lies outside), `nosniff`, and a sandbox for types that could
+ * run script when opened directly.
+ */
+export async function sendBytes(request: FastifyRequest, reply: FastifyReply, blobs: BlobStore, bytes: StoredBytes, cacheControl: string) {
+  const etag = `"${bytes.etag}"`;
+  const lastModified = new Date(Math.floor(bytes.modifiedAt.getTime() / 1000) * 1000);
+  reply
+    .header('etag', etag)
+    .header('last-modified', lastModified.toUTCString())
+    .header('cache-control', cacheControl)
+    .header('accept-ranges', 'bytes')
+    .header('x-content-type-options', 'nosniff');
+  if (needsSandbox(bytes.contentType)) reply.header('content-security-policy', 'sandbox');
+
+  if (notModified(request, etag, lastModified)) return reply.code(304).send();
+
+  const range = singleRange(request, bytes.size, etag, lastModified);
+  if (range === 'unsatisfiable') {
+    return reply.code(416).header('content-range', `bytes */${bytes.size}`).send();
+  }
+  reply.type(bytes.contentType);
+  if (range) {
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${bytes.size}`).header('content-length', range.end - range.start + 1);
+  } else {
+    reply.code(200).header('content-length', bytes.size);
+  }
+  if (request.method === 'HEAD' || bytes.size === 0) return reply.send();
+  return reply.send(await blobs.read(bytes.blobKey, range ?? undefined));
+}
+
+function notModified(request: FastifyRequest, etag: string, lastModified: Date): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) {
+    return ifNoneMatch.split(',').some((tag) => {
+      const trimmed = tag.trim();
+      return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
+    });
+  }
+  const since = request.headers['if-modified-since'];
+  return since !== undefined && !Number.isNaN(Date.parse(since)) && lastModified.getTime() <= Date.parse(since);
+}
+
+/** The one range asked for, undefined to send everything (no, malformed or several ranges). */
+function singleRange(request: FastifyRequest, size: number, etag: string, lastModified: Date) {
+  const header = request.headers.range;
+  if (!header) return undefined;
+  // If-Range: serve the range only if the client's copy is still the current one.
+  const ifRange = request.headers['if-range'];
+  if (ifRange !== undefined && ifRange !== etag && ifRange !== lastModified.toUTCString()) return undefined;
+  const ranges = rangeParser(size, header, { combine: true });
+  if (ranges === -1) return 'unsatisfiable' as const;
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
+  return ranges[0]!;
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BlobStore, ByteRange } from './blob-store.js';
+import { safeBlobPath } from './safe-path.js';
+
+/**
+ * Blobs as files under `<dataDir>/blobs`. A put streams into `<dataDir>/tmp` (the same file
+ * system), flushes the file to disk, renames it into place and flushes the folder, so that a
+ * crash leaves either the whole blob or none of it.
+ */
+export class FileBlobStore implements BlobStore {
+  private readonly blobsDir: string;
+  private readonly tmpDir: string;
+
+  constructor(dataDir: string) {
+    this.blobsDir = path.join(dataDir, 'blobs');
+    this.tmpDir = path.join(dataDir, 'tmp');
+    fs.mkdirSync(this.blobsDir, { recursive: true });
+    fs.mkdirSync(this.tmpDir, { recursive: true });
+  }
+
+  async put(key: string, source: Readable): Promise<void> {
+    const target = safeBlobPath(this.blobsDir, key);
+    const temporary = path.join(this.tmpDir, `${randomBytes(12).toString('hex')}.part`);
+    try {
+      await pipeline(source, fs.createWriteStream(temporary, { flags: 'wx' }));
+      await syncFile(temporary);
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      await fsp.rename(temporary, target);
+      await syncDirectory(path.dirname(target));
+    } catch (error) {
+      await fsp.rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    const file = safeBlobPath(this.blobsDir, key);
+    const handle = await fsp.open(file, 'r');
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async stat(key: string): Promise<{ size: number } | undefined> {
+    try {
+      const stats = await fsp.stat(safeBlobPath(this.blobsDir, key));
+      return { size: stats.size };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fsp.rm(safeBlobPath(this.blobsDir, key), { force: true });
+  }
+
+  /** Removes temporary files of puts that a crash interrupted; run at start, before serving. */
+  async removeInterruptedPuts(): Promise<number> {
+    const names = await fsp.readdir(this.tmpDir);
+    await Promise.all(names.map((name) => fsp.rm(path.join(this.tmpDir, name), { force: true })));
+    return names.length;
+  }
+}
+
+/** fsync: the file's (or folder entry's) bytes are on disk, whichever descriptor wrote them. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fsp.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+const syncDirectory = syncFile;
