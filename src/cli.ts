@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { AccountService, DEFAULT_ACCOUNT } from './accounts/service.js';
-import { loadConfig } from './config.js';
+import { AssetService } from './assets/service.js';
+import { seedAssets } from './assets/synthetic.js';
+import { FileBlobStore } from './storage/file-blob-store.js';
+import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
 import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
@@ -10,12 +13,12 @@ import { formatTimestamp } from './filters/timestamps.js';
 import { serve } from './server.js';
 
 /** Opens the configured database, brings it up to date, runs `work`, and closes it. */
-async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
+async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const database = openDatabase(config);
   try {
     await migrateToLatest(database);
-    return await work(database);
+    return await work(database, config);
   } finally {
     await database.close();
   }
@@ -98,9 +101,11 @@ program
   .command('seed')
   .description('add realistic synthetic data')
   .option('--conversions <n>', 'how many conversions', count, 1000)
+  .option('--assets <n>', 'how many assets', count, 22)
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
-  .action(({ conversions, account }: { conversions: number; account: string }) =>
-    withDatabase(async ({ db }) => {
+  .action(({ conversions, assets, account }: { conversions: number; assets: number; account: string }) =>
+    withDatabase(async (database, config) => {
+      const { db } = database;
       const { id } = await new AccountService(db).ensureAccount(account);
       const records = (function* (): Generator<SourceRecord> {
         let line = 0;
@@ -110,7 +115,8 @@ program
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (read) => console.error(`generated ${read} rows...`),
       });
-      console.log(`added ${result.inserted} conversions to account ${account}`);
+      await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
+      console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);
     }),
   );
 
