@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import { formatOfPath, importConversions, readRecords } from '../../src/conversions/import.js';
@@ -53,3 +54,42 @@ describeEachEngine('README tour', (engine) => {
     assert.equal(response.body, printed);
   });
 });
+
+/**
+ * The assets tour is a shell block: it runs as written, with curl and jq, against the service
+ * listening on a loopback port, and each command must print the line under it.
+ */
+const assetsTour = /<!-- tour:assets -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+
+describeEachEngine('README assets tour', (engine) => {
+  test('every command prints what the README says', async () => {
+    const ctx = await startTestApp(engine);
+    try {
+      const { key } = await accountWithKey(ctx.accounts, 'tour');
+      const address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+      const steps: { command: string; expected: string | undefined }[] = [];
+      for (const line of assetsTour.split('\n')) {
+        if (line.startsWith('# ')) steps[steps.length - 1]!.expected = line.slice(2);
+        else if (line.trim() !== '') steps.push({ command: line, expected: undefined });
+      }
+      assert.ok(steps.length >= 14, 'the tour has its commands');
+      const script = steps.map((step) => `${step.command}\nprintf '\\n<<<cut>>>\\n'`).join('\n');
+      const { stdout } = await run('bash', ['-c', `set -e\n${script}`], { ...process.env, ACDS: address, KEY: key });
+      const outputs = stdout.split('\n<<<cut>>>\n');
+      steps.forEach((step, index) => {
+        const printed = outputs[index]!.replace(/\n$/, '');
+        assert.equal(printed, step.expected ?? '', `output of: ${step.command}`);
+      });
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { env, cwd: new URL('../..', import.meta.url), timeout: 60_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ stdout }),
+    );
+  });
+}
