@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
-import { ErrorMessage, ListEnvelope, listQueryDocs, passQueryThrough } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, listQueryDocs, documentationOnly } from '../http/list-schema.js';
 import { sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -16,10 +16,29 @@ export interface AssetRouteOptions {
 }
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) });
+const text = (description: string) => Type.Optional(Type.String({ description }));
+const flag = (description: string) => Type.Optional(Type.String({ enum: ['t', 'f', 'true', 'false'], description }));
+/** The multipart form of create and update, for the OpenAPI document (docs/api.md has the rules). */
+const AssetForm = Type.Object({
+  name: text('1 to 255 characters, no /; required with content and url'),
+  folder: text('Folder path, names joined by /; "" is the root'),
+  content: text('Text content; makes a local asset'),
+  file: Type.Optional(Type.String({ format: 'binary', description: 'An uploaded file; makes a local asset' })),
+  url: text('Absolute http(s) address; makes a remote asset'),
+  width: text('Pixels, for images'),
+  height: text('Pixels, for images'),
+  async: flag('For scripts'),
+  defer: flag('For scripts'),
+  image: flag('Overrides the detected type'),
+  video: flag('Overrides the detected type'),
+  script: flag('Overrides the detected type'),
+  style: flag('Overrides the detected type'),
+  text: flag('Overrides the detected type'),
+});
 const FORM_DOC =
   'multipart/form-data with the fields name, content, file, url, folder, width, height, async, defer, image, video, script, style, text. See the API reference.';
 /** Interface 4.3 to 4.5: every failed write of an asset is a 400. */
-const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: passQueryThrough };
+const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: documentationOnly };
 
 const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
@@ -41,7 +60,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
         querystring: listQueryDocs(assetCatalogue),
         response: { 200: ListEnvelope(AssetEntry), 400: ErrorMessage, 401: ErrorMessage },
       },
-      validatorCompiler: passQueryThrough,
+      validatorCompiler: documentationOnly,
     },
     (request) => assets.list(request.accountId, request.query as Record<string, string | string[]>, origin(request)),
   );
@@ -55,6 +74,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
         description: `From content, an uploaded file or a remote url (exactly one). ${FORM_DOC}`,
         tags: ['assets'],
         consumes: ['multipart/form-data'],
+        body: AssetForm,
         response: { 200: Type.Object({ id: Type.String({ description: 'The new asset id' }) }), 400: ErrorMessage },
       },
     },
@@ -69,7 +89,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
     '/assets/:id',
     {
       schema: { summary: 'Get an asset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
-      validatorCompiler: passQueryThrough,
+      validatorCompiler: documentationOnly,
     },
     (request) => assets.get(request.accountId, parseId((request.params as { id: string }).id, false), origin(request)),
   );
@@ -83,7 +103,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
         tags: ['assets'],
         params: IdParams,
       },
-      validatorCompiler: passQueryThrough,
+      validatorCompiler: documentationOnly,
     },
     async (request, reply) => {
       const row = await assets.forDownload(request.accountId, parseId((request.params as { id: string }).id, false));
@@ -102,6 +122,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
         tags: ['assets'],
         consumes: ['multipart/form-data'],
         params: IdParams,
+        body: AssetForm,
         response: { 200: Type.Literal(true), 400: ErrorMessage },
       },
     },

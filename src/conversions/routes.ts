@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ErrorMessage, ListEnvelope, listQueryDocs, passQueryThrough } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, listQueryDocs, documentationOnly } from '../http/list-schema.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
 
@@ -16,7 +16,7 @@ export async function conversionRoutes(app: FastifyInstance, { conversions }: { 
         querystring: listQueryDocs(conversionCatalogue),
         response: { 200: ListEnvelope(ConversionEntry), 400: ErrorMessage, 401: ErrorMessage },
       },
-      validatorCompiler: passQueryThrough,
+      validatorCompiler: documentationOnly,
     },
     (request) => conversions.list(request.accountId, request.query as Record<string, string | string[]>),
   );
