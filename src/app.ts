@@ -13,14 +13,16 @@ import { ConversionService } from './conversions/service.js';
 import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
+import { Metrics, operationsRoutes } from './http/operations.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { openRedis } from './http/redis.js';
 import type { BlobStore } from './storage/blob-store.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
 
 export interface AppOptions {
   config: Config;
   database: Database;
-  /** Where asset bytes live; the local file system under DATA_DIR unless given. */
+  /** Where asset bytes live; the local file system under DATA_DIR unless given. The caller closes it. */
   blobs?: BlobStore;
 }
 
@@ -42,6 +44,13 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   const accounts = new AccountService(database.db);
   const conversions = new ConversionService(database.db);
   const assets = new AssetService(database, blobs);
+  const metrics = new Metrics(database);
+  const redis = config.redisUrl ? openRedis(config.redisUrl, app.log) : undefined;
+  if (redis) {
+    app.addHook('onClose', async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+  }
   const limits = { maxUploadBytes: config.maxUploadBytes, maxContentBytes: Math.min(MAX_CONTENT_BYTES, config.maxUploadBytes) };
 
   app.addHook('onRequest', async (request, reply) => {
@@ -64,10 +73,11 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(publicAssetRoutes, { assets, blobs });
+  await app.register(operationsRoutes, { database, blobs, redis, metrics });
 
   await app.register(
     async (api) => {
-      await registerRateLimit(api, config.rateLimit);
+      await registerRateLimit(api, { ...config.rateLimit, redis, onRejected: () => metrics.rateLimitRejections.inc() });
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(config.rateLimit.max > 0 ? { preHandler: api.rateLimit() } : {}, notFoundHandler);
       await api.register(multipart, {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import type { S3Options } from './storage/s3-blob-store.js';
 
 /** Everything the service reads from its environment, checked once at start (decisions §10). */
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
   trustProxy: string[] | undefined;
   maxUploadBytes: number;
+  /** Set (by S3_BUCKET) when asset bytes live in S3 rather than under `dataDir`. */
+  s3: S3Options | undefined;
   bootstrapApiKey: string | undefined;
   logLevel: LogLevel;
 }
@@ -51,6 +54,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustProxy: trustProxyVar(read('TRUST_PROXY')),
     maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
+    s3: s3Vars(read),
     bootstrapApiKey: bootstrapKeyVar(read('BOOTSTRAP_API_KEY')),
     logLevel: logLevelVar(read('LOG_LEVEL')),
   };
@@ -97,6 +101,39 @@ export function isIpOrCidr(entry: string): boolean {
   if (prefix === undefined) return true;
   const bits = Number(prefix);
   return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+function s3Vars(read: (name: string) => string | undefined): S3Options | undefined {
+  const bucket = read('S3_BUCKET');
+  const others = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'];
+  if (bucket === undefined) {
+    const stray = others.find((name) => read(name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'is set but S3_BUCKET is not; set S3_BUCKET to store assets in S3');
+    return undefined;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('S3_BUCKET', 'must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens');
+  }
+  const accessKeyId = read('S3_ACCESS_KEY_ID');
+  const secretAccessKey = read('S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'must be set together with its pair');
+  }
+  return {
+    bucket,
+    endpoint: urlVar('S3_ENDPOINT', read('S3_ENDPOINT'), ['http:', 'https:']),
+    region: read('S3_REGION') ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: booleanVar('S3_FORCE_PATH_STYLE', read('S3_FORCE_PATH_STYLE'), false),
+  };
+}
+
+function booleanVar(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (['true', '1'].includes(raw.toLowerCase())) return true;
+  if (['false', '0'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
 function bootstrapKeyVar(raw: string | undefined): string | undefined {

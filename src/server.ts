@@ -1,16 +1,67 @@
 import { AccountService } from './accounts/service.js';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { AssetService } from './assets/service.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { AssetService } from './assets/service.js';
-import { FileBlobStore } from './storage/file-blob-store.js';
+import { openBlobStore } from './storage/open-blob-store.js';
+
+/** How long journalled bytes may wait for their row before a sweep on a shared database removes them. */
+const SHARED_SWEEP_GRACE_SECONDS = 6 * 3600;
+const SHARED_SWEEP_EVERY_MS = 15 * 60 * 1000;
+/** Requests in flight get this long to finish after SIGTERM before the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
 
 /** `npm start`: check the configuration, bring the database up to date, bootstrap, listen. */
 export async function serve(): Promise<void> {
-  let config;
+  const config = loadConfigOrExit();
+  const database = openDatabase(config);
+  await migrateToLatest(database);
+  const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
+  const blobs = await openBlobStore(config);
+  const app = await buildApp({ config, database, blobs });
+
+  // On SQLite one instance owns the data, so whatever is journalled at start was cut off by a
+  // stop. On a shared database another instance may be uploading right now: sweep only what is
+  // hours old, and keep sweeping while running.
+  const sweeper = new AssetService(database, blobs);
+  const shared = config.databaseUrl !== undefined;
+  const sweep = async (graceSeconds: number) => {
+    const swept = await sweeper.sweepOrphanedBlobs(graceSeconds);
+    if (swept > 0) app.log.info({ swept }, 'removed bytes that no asset uses, left by interrupted writes');
+  };
+  await sweep(shared ? SHARED_SWEEP_GRACE_SECONDS : 0);
+  const sweepTimer = shared
+    ? setInterval(() => sweep(SHARED_SWEEP_GRACE_SECONDS).catch((error) => app.log.error({ err: error }, 'sweep failed')), SHARED_SWEEP_EVERY_MS)
+    : undefined;
+  sweepTimer?.unref();
+
+  const shutdown = async (signal: string) => {
+    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    setTimeout(() => {
+      app.log.error('requests in flight did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    clearInterval(sweepTimer);
+    await app.close();
+    await Promise.all([database.close(), blobs.close()]);
+    app.log.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  console.log(`acds is listening on ${address} (${describeStorage(config)}); API reference at ${address}/docs`);
+  if (createdKey) {
+    console.log('First start: created the account "default" and this API key for it. It is shown only once:');
+    console.log(createdKey);
+  }
+}
+
+function loadConfigOrExit(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`configuration error: ${error.message}`);
@@ -18,34 +69,11 @@ export async function serve(): Promise<void> {
     }
     throw error;
   }
+}
 
-  const database = openDatabase(config);
-  await migrateToLatest(database);
-  const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
-  const blobs = new FileBlobStore(config.dataDir);
-  await blobs.removeInterruptedPuts();
-  // On one machine no other instance has an upload in flight: sweep everything journalled.
-  const swept = await new AssetService(database, blobs).sweepOrphanedBlobs(0);
-  const app = await buildApp({ config, database, blobs });
-  if (swept > 0) app.log.info({ swept }, 'removed the bytes of writes that a stop interrupted');
-
-  const shutdown = async (signal: string) => {
-    app.log.info({ signal }, 'shutting down');
-    await app.close();
-    await database.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-
-  if (config.redisUrl) {
-    app.log.warn('REDIS_URL is set, but this version keeps rate-limit counters in this process: the limit is per instance');
-  }
-  const address = await app.listen({ port: config.port, host: config.host });
-  const where = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
-  console.log(`acds is listening on ${address} (data: ${where}); API reference at ${address}/docs`);
-  if (createdKey) {
-    console.log('First start: created the account "default" and this API key for it. It is shown only once:');
-    console.log(createdKey);
-  }
+function describeStorage(config: Config): string {
+  const data = config.databaseUrl ? 'data: PostgreSQL' : `data: SQLite in ${config.dataDir}`;
+  const bytes = config.s3 ? `asset bytes: S3 bucket ${config.s3.bucket}` : 'asset bytes: local disk';
+  const limit = config.redisUrl ? 'rate limit: Redis' : 'rate limit: this process';
+  return `${data}; ${bytes}; ${limit}`;
 }

@@ -73,8 +73,20 @@ export class AssetRepository {
     await this.db.insertInto('blob_journal').values({ blob_key: blobKey, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
   }
 
-  async forgetBlob(blobKey: string): Promise<void> {
-    await this.db.deleteFrom('blob_journal').where('blob_key', '=', blobKey).execute();
+  /** Takes `blobKey` off the journal; false when it was not on it (a sweep took it first). */
+  async forgetBlob(blobKey: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('blob_journal').where('blob_key', '=', blobKey).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  /** Takes `blobKey` off the journal if no asset uses it; true when it did, and the bytes may go. */
+  async claimOrphan(blobKey: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('blob_journal')
+      .where('blob_key', '=', blobKey)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blob_journal.blob_key'))))
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   /** Journalled blobs older than `before` that no asset points at. */
@@ -86,14 +98,5 @@ export class AssetRepository {
       .where((eb) => eb.not(eb.exists(eb.selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blob_journal.blob_key'))))
       .execute();
     return rows.map((row) => row.blob_key);
-  }
-
-  /** Journal entries older than `before` whose blob an asset uses: they were committed. */
-  async settleCommittedBlobs(before: number): Promise<void> {
-    await this.db
-      .deleteFrom('blob_journal')
-      .where('created_at', '<', before)
-      .where((eb) => eb.exists(eb.selectFrom('assets').select('assets.id').whereRef('assets.blob_key', '=', 'blob_journal.blob_key')))
-      .execute();
   }
 }

@@ -213,8 +213,21 @@ export class AssetService {
    */
   async sweepOrphanedBlobs(graceSeconds: number): Promise<number> {
     const orphans = await this.assets.orphanedBlobs(nowSeconds() - graceSeconds + 1);
-    for (const key of orphans) await this.discard(key);
-    return orphans.length;
+    let swept = 0;
+    for (const key of orphans) if (await this.sweepOrphan(key)) swept++;
+    return swept;
+  }
+
+  /**
+   * Deletes the bytes while the transaction holds their journal entry: a commit racing for the
+   * same entry then finds it gone and fails, rather than committing a row whose bytes are gone.
+   */
+  private async sweepOrphan(key: string): Promise<boolean> {
+    return this.database.db.transaction().execute(async (trx) => {
+      if (!(await new AssetRepository(trx).claimOrphan(key))) return false;
+      await this.blobs.delete(key);
+      return true;
+    });
   }
 
   /**
@@ -230,7 +243,9 @@ export class AssetService {
       return await this.database.db.transaction().execute(async (trx) => {
         const repository = new AssetRepository(trx);
         const result = await work(repository);
-        if (stagedKey) await repository.forgetBlob(stagedKey);
+        if (stagedKey && !(await repository.forgetBlob(stagedKey))) {
+          throw badRequest('the upload took so long that its bytes were discarded; send it again');
+        }
         return result;
       });
     } catch (error) {

@@ -16,6 +16,8 @@ export interface Database {
   columnTypes: ColumnTypes;
   /** Whether a failed statement broke a unique constraint. */
   isUniqueViolation(error: unknown): boolean;
+  /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ function openSqlite(dataDir: string): Database {
       text: sql`text`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    poolStats: () => undefined,
     close: () => db.destroy(),
   };
 }
@@ -86,6 +89,7 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       text: sql`text collate "C"`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }

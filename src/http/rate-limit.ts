@@ -1,10 +1,15 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 
 export interface RateLimitOptions {
   /** Requests per window per client IP; 0 turns the limit off. */
   max: number;
   windowMs: number;
+  /** Keeps the counters in Redis, shared by every instance; in this process when absent. */
+  redis?: Redis;
+  /** Called for each request refused with 429. */
+  onRejected?: () => void;
 }
 
 /**
@@ -20,7 +25,12 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     timeWindow: options.windowMs,
     hook: 'onRequest',
     keyGenerator: (request) => request.ip,
-    // The in-process store is an LRU; its default of 5,000 clients is too few for a public API.
-    cache: 100_000,
+    onExceeded: () => options.onRejected?.(),
+    ...(options.redis
+      ? // Counted atomically in Redis (a Lua script). While Redis is down the request is served:
+        // an outage of the limiter must not become an outage of the API (see docs/deployment.md).
+        { redis: options.redis, nameSpace: 'acds:rate:', skipOnError: true }
+      : // The in-process store is an LRU; its default of 5,000 clients is too few for a public API.
+        { cache: 100_000 }),
   });
 }

@@ -19,4 +19,8 @@ export interface BlobStore {
   stat(key: string): Promise<{ size: number } | undefined>;
   /** Removes `key`; removing a key that is not there is not an error. */
   delete(key: string): Promise<void>;
+  /** Resolves when the store can be read and written; for readiness. */
+  check(): Promise<void>;
+  /** Releases connections; the store is not used afterwards. */
+  close(): Promise<void>;
 }

@@ -58,6 +58,13 @@ export class FileBlobStore implements BlobStore {
     await fsp.rm(safeBlobPath(this.blobsDir, key), { force: true });
   }
 
+  async check(): Promise<void> {
+    await fsp.access(this.blobsDir, fs.constants.R_OK | fs.constants.W_OK);
+    await fsp.access(this.tmpDir, fs.constants.R_OK | fs.constants.W_OK);
+  }
+
+  async close(): Promise<void> {}
+
   /** Removes temporary files of puts that a crash interrupted; run at start, before serving. */
   async removeInterruptedPuts(): Promise<number> {
     const names = await fsp.readdir(this.tmpDir);

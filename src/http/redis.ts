@@ -1,0 +1,28 @@
+import { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
+
+/**
+ * A Redis client for the shared rate-limit counters that never makes a request wait for Redis:
+ * while Redis is unreachable commands fail at once (no offline queue, one retry), the limit is
+ * skipped, and the log says so when it goes down and again when it is back.
+ */
+export function openRedis(url: string, log: FastifyBaseLogger): Redis {
+  const redis = new Redis(url, {
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let down = false;
+  redis.on('error', (error) => {
+    if (down) return;
+    down = true;
+    log.error({ err: error }, 'Redis is unreachable: requests are served WITHOUT the rate limit until it is back');
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    log.warn('Redis is reachable again: the rate limit is enforced');
+  });
+  return redis;
+}
