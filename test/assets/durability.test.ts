@@ -43,7 +43,7 @@ async function startService(database: TestDatabase, env: Record<string, string> 
   for await (const chunk of child.stdout!) {
     output += chunk;
     const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match) return { child, baseUrl: match[1] };
+    if (match) return { child, baseUrl: match[1]! };
   }
   throw new Error(`the service stopped before it listened:\n${output}`);
 }
