@@ -45,7 +45,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   const conversions = new ConversionService(database.db);
   const assets = new AssetService(database, blobs);
   const metrics = new Metrics(database);
-  const redis = config.redisUrl ? openRedis(config.redisUrl, app.log) : undefined;
+  const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;
   if (redis) {
     app.addHook('onClose', async () => {
       await redis.quit().catch(() => redis.disconnect());
@@ -55,6 +55,15 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // Closing reaps idle connections only: a request in flight when it starts would keep its
+  // keep-alive connection, and the close, open. Such answers end their connection.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -79,7 +88,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
     async (api) => {
       await registerRateLimit(api, { ...config.rateLimit, redis, onRejected: () => metrics.rateLimitRejections.inc() });
       await api.register(authenticate, { accounts });
-      api.setNotFoundHandler(config.rateLimit.max > 0 ? { preHandler: api.rateLimit() } : {}, notFoundHandler);
+      api.setNotFoundHandler(notFoundHandler);
       await api.register(multipart, {
         limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxContentBytes, files: 1, fields: 20, parts: 21 },
       });

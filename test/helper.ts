@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,12 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { describe } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import S3rver from 's3rver';
 import { AccountService } from '../src/accounts/service.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { importConversions, type SourceRecord } from '../src/conversions/import.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import type { S3Options } from '../src/storage/s3-blob-store.js';
 
 /** The databases every database test runs on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
 export const ENGINES: ('sqlite' | 'postgres')[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -165,4 +169,83 @@ export function conversionRecord(overrides: Record<string, unknown> = {}): Recor
     affiliate_payouts: [],
     ...overrides,
   };
+}
+
+export interface TestS3Server {
+  /** Options for a bucket of its own on the server, as S3BlobStore and the S3_* variables take them. */
+  options: S3Options;
+  close(): Promise<void>;
+}
+
+/** A real S3-speaking server (s3rver) on a free loopback port, with one empty bucket, its files in a temporary folder. */
+export async function startS3Server(): Promise<TestS3Server> {
+  const directory = tempDir('acds-s3-');
+  const bucket = 'acds-test';
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const { port } = (await server.run()) as { port: number };
+  return {
+    options: {
+      bucket,
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    },
+    close: async () => {
+      await server.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The key of the account `default` in every service that spawnService starts (its BOOTSTRAP_API_KEY). */
+export const SERVICE_KEY = `acds_${'k'.repeat(32)}`;
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  /** Everything the process printed on standard output so far. */
+  output(): string;
+}
+
+/** The real service (`serve`) in a child process on a free port, on the given data; resolves once it listens. */
+export async function spawnService(
+  database: { dataDir: string; databaseUrl: string | undefined },
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: database.dataDir,
+      DATABASE_URL: database.databaseUrl ?? '',
+      BOOTSTRAP_API_KEY: SERVICE_KEY,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => (output += chunk));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened:\n${output}`)));
+  });
+  return { child, baseUrl, output: () => output };
+}
+
+/** Stops a spawned service (SIGKILL unless told otherwise) and resolves with its exit code once it is gone. */
+export async function stopService(service: ServiceProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.child.exitCode;
+  const exited = once(service.child, 'exit');
+  service.child.kill(signal);
+  const [code] = await exited;
+  return code as number | null;
 }

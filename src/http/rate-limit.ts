@@ -13,14 +13,16 @@ export interface RateLimitOptions {
 }
 
 /**
- * The per-IP limit of decisions §6 over every route of the scope it is registered in: a
+ * The per-IP limit of decisions §6 over every request to the scope it is registered in: a
  * fixed window that starts with a client's first request. The client IP is `request.ip`,
  * which believes X-Forwarded-For only from the proxies in TRUST_PROXY.
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max === 0) return;
   await app.register(rateLimit, {
-    global: true,
+    // Not per route but one hook on the whole scope: it also counts requests for unknown routes,
+    // and runs before authentication, so that 401s count too.
+    global: false,
     max: options.max,
     timeWindow: options.windowMs,
     hook: 'onRequest',
@@ -33,4 +35,5 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       : // The in-process store is an LRU; its default of 5,000 clients is too few for a public API.
         { cache: 100_000 }),
   });
+  app.addHook('onRequest', app.rateLimit());
 }

@@ -2,11 +2,11 @@ import { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 
 /**
- * A Redis client for the shared rate-limit counters that never makes a request wait for Redis:
+ * Connects a Redis client for the shared rate-limit counters that never makes a request wait for Redis:
  * while Redis is unreachable commands fail at once (no offline queue, one retry), the limit is
  * skipped, and the log says so when it goes down and again when it is back.
  */
-export function openRedis(url: string, log: FastifyBaseLogger): Redis {
+export async function openRedis(url: string, log: FastifyBaseLogger): Promise<Redis> {
   const redis = new Redis(url, {
     connectTimeout: 1000,
     maxRetriesPerRequest: 1,
@@ -23,6 +23,11 @@ export function openRedis(url: string, log: FastifyBaseLogger): Redis {
     if (!down) return;
     down = false;
     log.warn('Redis is reachable again: the rate limit is enforced');
+  });
+  // Counting starts with the first request when Redis is up at start; when it is not, serve anyway.
+  await new Promise<void>((resolve) => {
+    redis.once('ready', resolve);
+    redis.once('error', () => resolve());
   });
   return redis;
 }

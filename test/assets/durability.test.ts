@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -7,7 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { describeEachEngine, freshDatabase, type TestDatabase } from '../helper.js';
+import { describeEachEngine, freshDatabase, SERVICE_KEY, spawnService, stopService, type ServiceProcess, type TestDatabase } from '../helper.js';
 
 /**
  * The service as a real child process, killed with SIGKILL in the middle of writes and started
@@ -15,45 +14,7 @@ import { describeEachEngine, freshDatabase, type TestDatabase } from '../helper.
  * left that no asset uses (decisions §8, issue 3).
  */
 
-const KEY = `acds_${'k'.repeat(32)}`;
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const MiB = 1024 * 1024;
-
-interface Service {
-  child: ChildProcess;
-  baseUrl: string;
-}
-
-async function startService(database: TestDatabase, env: Record<string, string> = {}): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: '0',
-      DATA_DIR: database.dataDir,
-      DATABASE_URL: database.databaseUrl ?? '',
-      BOOTSTRAP_API_KEY: KEY,
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout!.setEncoding('utf8');
-  for await (const chunk of child.stdout!) {
-    output += chunk;
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match) return { child, baseUrl: match[1]! };
-  }
-  throw new Error(`the service stopped before it listened:\n${output}`);
-}
-
-async function kill(service: Service): Promise<void> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-  const exited = once(service.child, 'exit');
-  service.child.kill('SIGKILL');
-  await exited;
-}
 
 const BOUNDARY = 'durability-test-boundary';
 
@@ -63,7 +24,7 @@ const BOUNDARY = 'durability-test-boundary';
  * them, so an upload of hundreds of MiB never sits in the test's memory either.
  */
 function upload(
-  service: Service,
+  service: ServiceProcess,
   method: 'POST' | 'PUT' | 'DELETE',
   pathname: string,
   fields: Record<string, string>,
@@ -72,7 +33,7 @@ function upload(
   const hasBody = Object.keys(fields).length > 0 || file !== undefined;
   const request = http.request(`${service.baseUrl}${pathname}`, {
     method,
-    headers: { 'x-api-key': KEY, ...(hasBody && { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }) },
+    headers: { 'x-api-key': SERVICE_KEY, ...(hasBody && { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }) },
   });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     request.on('response', (response) => {
@@ -108,15 +69,15 @@ function upload(
   return { request, answer, sentHalf, sent: () => sent };
 }
 
-async function createFromContent(service: Service, name: string, content: string): Promise<number> {
+async function createFromContent(service: ServiceProcess, name: string, content: string): Promise<number> {
   const { answer } = upload(service, 'POST', '/api/v1/assets', { name, content });
   const { status, body } = await answer;
   assert.equal(status, 200, body);
   return Number(JSON.parse(body).id);
 }
 
-async function download(service: Service, id: number): Promise<Buffer> {
-  const response = await fetch(`${service.baseUrl}/api/v1/assets/${id}/content`, { headers: { 'x-api-key': KEY } });
+async function download(service: ServiceProcess, id: number): Promise<Buffer> {
+  const response = await fetch(`${service.baseUrl}/api/v1/assets/${id}/content`, { headers: { 'x-api-key': SERVICE_KEY } });
   assert.equal(response.status, 200);
   return Buffer.from(await response.arrayBuffer());
 }
@@ -154,13 +115,13 @@ const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describeEachEngine('assets survive the service being killed mid-write', (engine) => {
   let database: TestDatabase;
-  let service: Service;
+  let service: ServiceProcess;
   before(async () => {
     database = await freshDatabase(engine);
-    service = await startService(database);
+    service = await spawnService(database);
   });
   after(async () => {
-    await kill(service);
+    await stopService(service);
     await database.close();
   });
 
@@ -169,9 +130,9 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
     const inFlight = upload(service, 'POST', '/api/v1/assets', { name: 'half.bin' }, { size: 64 * MiB, fill: 1, pauseAfter: 8 * MiB });
     await inFlight.sentHalf;
     await waitForPartialFile(database);
-    await kill(service);
+    await stopService(service);
 
-    service = await startService(database);
+    service = await spawnService(database);
     await assertConsistent(database);
     const names = (await database.db.selectFrom('assets').select('name').execute()).map((row) => row.name);
     assert.deepEqual(names, ['kept.txt']);
@@ -183,9 +144,9 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
     const inFlight = upload(service, 'PUT', `/api/v1/assets/${id}`, {}, { size: 64 * MiB, fill: 2, pauseAfter: 8 * MiB });
     await inFlight.sentHalf;
     await waitForPartialFile(database);
-    await kill(service);
+    await stopService(service);
 
-    service = await startService(database);
+    service = await spawnService(database);
     await assertConsistent(database);
     assert.equal((await download(service, id)).toString(), 'the old bytes');
   });
@@ -206,9 +167,9 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
         Promise.all([replacement.answer, deletion.answer]).then((answers) => answers.map((a) => a.status === 200)),
         sleep(0).then(() => [false, false]),
       ]);
-      await kill(service);
+      await stopService(service);
 
-      service = await startService(database);
+      service = await spawnService(database);
       await assertConsistent(database);
       const current = await database.db.selectFrom('assets').select('id').where('id', 'in', [replacedId, deletedId]).execute();
       const bytes = await download(service, replacedId);
@@ -222,13 +183,13 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
 describeEachEngine('a large upload streams through the service', (engine) => {
   if (engine !== 'sqlite') return; // the bytes never touch the database; one engine proves the bound
   let database: TestDatabase;
-  let service: Service;
+  let service: ServiceProcess;
   before(async () => {
     database = await freshDatabase(engine);
-    service = await startService(database, { MAX_UPLOAD_BYTES: String(1024 * MiB) });
+    service = await spawnService(database, { MAX_UPLOAD_BYTES: String(1024 * MiB) });
   });
   after(async () => {
-    await kill(service);
+    await stopService(service);
     await database.close();
   });
 

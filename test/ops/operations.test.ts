@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../../src/app.js';
+import {
+  accountWithKey,
+  describeEachEngine,
+  freshDatabase,
+  SERVICE_KEY,
+  spawnService,
+  startTestApp,
+  stopService,
+  testConfig,
+  type TestContext,
+} from '../helper.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL;
+const randomIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+describeEachEngine('health, readiness and metrics', (engine) => {
+  let ctx: TestContext;
+  let key: string;
+  before(async () => {
+    ctx = await startTestApp(engine, { rateLimit: { max: 2, windowMs: 60_000 } });
+    key = (await accountWithKey(ctx.accounts, 'ops')).key;
+  });
+  after(() => ctx.close());
+
+  test('healthz and readyz answer without a key and are never rate limited', async () => {
+    for (let i = 0; i < 5; i++) {
+      const health = await ctx.app.inject({ url: '/healthz' });
+      assert.equal(health.statusCode, 200);
+      assert.deepEqual(health.json(), { status: 'alive' });
+      const ready = await ctx.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 200);
+      assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', blobStore: 'ok', redis: 'not configured' } });
+    }
+  });
+
+  test('metrics count requests by route and status, and rate-limit rejections', async () => {
+    const ip = randomIp();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await ctx.app.inject({ url: '/api/v1/conversions', remoteAddress: ip, headers: { 'x-api-key': key } })).statusCode);
+    }
+    assert.deepEqual(statuses, [200, 200, 429]);
+    const metrics = await ctx.app.inject({ url: '/metrics' });
+    assert.equal(metrics.statusCode, 200);
+    assert.match(metrics.headers['content-type'] as string, /^text\/plain/);
+    const text = metrics.body;
+    assert.match(text, /acds_http_requests_total\{method="GET",route="\/api\/v1\/conversions",status="200"\} 2/);
+    assert.match(text, /acds_http_requests_total\{method="GET",route="\/api\/v1\/conversions",status="429"\} 1/);
+    assert.match(text, /acds_rate_limit_rejections_total 1/);
+    assert.match(text, /acds_http_request_duration_seconds_bucket\{le="0.1",method="GET",route="\/api\/v1\/conversions",status="200"\} 2/);
+    if (engine === 'postgres') assert.match(text, /acds_db_pool_connections\{state="total"\} \d+/);
+  });
+});
+
+describe('readiness when a dependency is down', () => {
+  test('an unreachable blob store makes the instance unavailable (503)', async () => {
+    const database = await freshDatabase('sqlite');
+    const app = await buildApp({ config: testConfig(database), database });
+    try {
+      fs.rmSync(path.join(database.dataDir, 'blobs'), { recursive: true });
+      const ready = await app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.deepEqual(ready.json(), { status: 'unavailable', checks: { database: 'ok', blobStore: 'unreachable', redis: 'not configured' } });
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+
+  test('with Redis unreachable the API keeps answering, unlimited, and readiness says degraded', async () => {
+    const ctx = await startTestApp('sqlite', { redisUrl: 'redis://127.0.0.1:1', rateLimit: { max: 1, windowMs: 60_000 } });
+    try {
+      const { key } = await accountWithKey(ctx.accounts, 'no-redis');
+      for (let i = 0; i < 3; i++) {
+        const response = await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': key } });
+        assert.equal(response.statusCode, 200, 'served although the limit of 1 could not be counted');
+      }
+      const ready = await ctx.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 200);
+      assert.deepEqual(ready.json(), { status: 'degraded', checks: { database: 'ok', blobStore: 'ok', redis: 'unreachable' } });
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set' }, () => {
+  test('two instances on one Redis share one budget per IP: the 61st request gets 429', async () => {
+    const first = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } });
+    const second = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } });
+    try {
+      const ip = randomIp();
+      const statuses: number[] = [];
+      for (let i = 0; i < 61; i++) {
+        const app = i % 2 === 0 ? first.app : second.app;
+        statuses.push((await app.inject({ url: '/api/v1/unknown', remoteAddress: ip })).statusCode);
+      }
+      assert.deepEqual(statuses.slice(0, 60), Array(60).fill(401), 'unauthenticated requests count too');
+      assert.equal(statuses[60], 429);
+      const other = await second.app.inject({ url: '/api/v1/unknown', remoteAddress: randomIp() });
+      assert.equal(other.statusCode, 401, 'another IP has its own budget');
+      const ready = await first.app.inject({ url: '/readyz' });
+      assert.equal(ready.json().checks.redis, 'ok');
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  test('the window resets in Redis too', async () => {
+    const ctx = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 2, windowMs: 300 } });
+    try {
+      const ip = randomIp();
+      const ask = async () => (await ctx.app.inject({ url: '/api/v1/unknown', remoteAddress: ip })).statusCode;
+      assert.deepEqual([await ask(), await ask(), await ask()], [401, 401, 429]);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      assert.equal(await ask(), 401);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  test('on SIGTERM a request in flight is answered, then the process exits 0', async () => {
+    const database = await freshDatabase('sqlite');
+    await database.close(); // only its folder is used
+    fs.mkdirSync(database.dataDir, { recursive: true });
+    const service = await spawnService(database);
+    try {
+      const boundary = 'shutdown-boundary';
+      const body = new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\n\r\n`));
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          controller.enqueue(new TextEncoder().encode(`still arriving\r\n--${boundary}--\r\n`));
+          controller.close();
+        },
+      });
+      const inFlight = fetch(`${service.baseUrl}/api/v1/assets`, {
+        method: 'POST',
+        headers: { 'x-api-key': SERVICE_KEY, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const exitCode = stopService(service, 'SIGTERM');
+      const response = await inFlight;
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.equal(await exitCode, 0);
+      await assert.rejects(fetch(`${service.baseUrl}/healthz`), 'no new connections after the stop');
+    } finally {
+      await stopService(service);
+      fs.rmSync(database.dataDir, { recursive: true, force: true });
+    }
+  });
+});
