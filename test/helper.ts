@@ -14,6 +14,8 @@ import { loadConfig, type Config } from '../src/config.js';
 import { importConversions, type SourceRecord } from '../src/conversions/import.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import type { BlobStore } from '../src/storage/blob-store.js';
+import { openBlobStore } from '../src/storage/open-blob-store.js';
 import type { S3Options } from '../src/storage/s3-blob-store.js';
 
 /** The databases every database test runs on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
@@ -88,21 +90,39 @@ export interface TestContext {
   app: FastifyInstance;
   database: TestDatabase;
   accounts: AccountService;
+  /** Where the app keeps asset bytes: files under the database's dataDir on SQLite, an S3 server on PostgreSQL. */
+  blobs: BlobStore;
   close(): Promise<void>;
 }
 
-/** A fresh database and an app on it; the rate limit is off unless the test asks for it. */
+/**
+ * A fresh database and an app on it; the rate limit is off unless the test asks for it.
+ * On SQLite the app runs as the embedded default does (bytes on local disk, counters in the
+ * process); on PostgreSQL as one of many scaled-out instances does: bytes in S3 (a real
+ * S3-speaking server on loopback) and, when TEST_REDIS_URL is set, rate-limit counters in Redis.
+ * So every database test also proves the scaled-out configuration.
+ */
 export async function startTestApp(engine: 'sqlite' | 'postgres', overrides: Partial<Config> = {}): Promise<TestContext> {
   const database = await freshDatabase(engine);
-  const config = testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 }, ...overrides });
-  const app = await buildApp({ config, database });
+  const s3 = engine === 'postgres' ? await startS3Server() : undefined;
+  const config = testConfig(database, {
+    rateLimit: { max: 0, windowMs: 60_000 },
+    s3: s3?.options,
+    redisUrl: engine === 'postgres' ? process.env.TEST_REDIS_URL : undefined,
+    ...overrides,
+  });
+  const blobs = await openBlobStore(config);
+  const app = await buildApp({ config, database, blobs });
   await app.ready();
   return {
     app,
     database,
     accounts: new AccountService(database.db),
+    blobs,
     close: async () => {
       await app.close();
+      await blobs.close();
+      await s3?.close();
       await database.close();
     },
   };
