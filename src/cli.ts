@@ -88,8 +88,8 @@ program
   .action((file: string, { account }: { account: string }) =>
     withDatabase(async ({ db }) => {
       const format = formatOfPath(file);
-      const { id } = await new AccountService(db).ensureAccount(account);
-      const result = await importConversions(db, id, readRecords(openSource(file), format), {
+      const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
+      const result = await importConversions(db, inAccount, readRecords(openSource(file), format), {
         onProblem: ({ line, reason }) => console.error(`line ${line}: ${reason}`),
         onProgress: (read) => console.error(`read ${read} rows...`),
       });

@@ -54,11 +54,13 @@ export function openSource(path: string): Readable {
  */
 export async function importConversions(
   db: Kysely<DatabaseSchema>,
-  accountId: number,
+  account: number | ((trx: Kysely<DatabaseSchema>) => Promise<number>),
   records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
   options: ImportOptions,
 ): Promise<ImportResult> {
   return db.transaction().execute(async (trx) => {
+    // An account looked up (or created) in the import's own transaction: a rejected file leaves no new account behind.
+    const accountId = typeof account === 'number' ? account : await account(trx);
     const repository = new ConversionRepository(trx);
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0 };
     let badLines = 0;

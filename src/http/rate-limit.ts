@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import { snapshotMemoryStore } from './memory-rate-store.js';
 
 export interface RateLimitOptions {
   /** Requests per window per client IP; 0 turns the limit off. */
@@ -32,8 +33,8 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       ? // Counted atomically in Redis (a Lua script). While Redis is down the request is served:
         // an outage of the limiter must not become an outage of the API (see docs/deployment.md).
         { redis: options.redis, nameSpace: 'acds:rate:', skipOnError: true }
-      : // The in-process store is an LRU; its default of 5,000 clients is too few for a public API.
-        { cache: 100_000 }),
+      : // An LRU of clients in this process; the default 5,000 clients are too few for a public API.
+        { store: snapshotMemoryStore(100_000) }),
   });
   app.addHook('onRequest', app.rateLimit());
 }
