@@ -6,7 +6,7 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openBlobStore } from './storage/open-blob-store.js';
 
-/** How long journalled bytes may wait for their row before a sweep on a shared database removes them. */
+/** How long journalled bytes may wait for their row before a sweep of a shared bucket removes them. */
 const SHARED_SWEEP_GRACE_SECONDS = 6 * 3600;
 const SHARED_SWEEP_EVERY_MS = 15 * 60 * 1000;
 /** Requests in flight get this long to finish after SIGTERM before the process exits anyway. */
@@ -21,11 +21,11 @@ export async function serve(): Promise<void> {
   const blobs = await openBlobStore(config);
   const app = await buildApp({ config, database, blobs });
 
-  // On SQLite one instance owns the data, so whatever is journalled at start was cut off by a
-  // stop. On a shared database another instance may be uploading right now: sweep only what is
-  // hours old, and keep sweeping while running.
+  // Bytes on local disk belong to this one instance, so whatever is journalled at start was cut
+  // off by a stop. In S3 another instance may be uploading right now: sweep only what is hours
+  // old, and keep sweeping while running.
   const sweeper = new AssetService(database, blobs);
-  const shared = config.databaseUrl !== undefined;
+  const shared = config.s3 !== undefined;
   const sweep = async (graceSeconds: number) => {
     const swept = await sweeper.sweepOrphanedBlobs(graceSeconds);
     if (swept > 0) app.log.info({ swept }, 'removed bytes that no asset uses, left by interrupted writes');

@@ -6,7 +6,20 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { describeEachEngine, freshDatabase, SERVICE_KEY, spawnService, stopService, type ServiceProcess, type TestDatabase } from '../helper.js';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { AssetService } from '../../src/assets/service.js';
+import type { BlobStore } from '../../src/storage/blob-store.js';
+import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
+import {
+  describeEachEngine,
+  freshDatabase,
+  SERVICE_KEY,
+  spawnService,
+  startS3Server,
+  stopService,
+  type ServiceProcess,
+  type TestDatabase,
+} from '../helper.js';
 
 /**
  * The service as a real child process, killed with SIGKILL in the middle of writes and started
@@ -87,41 +100,115 @@ function filesUnder(folder: string): string[] {
   return fs.readdirSync(folder, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
-/** After a restart: every row's bytes exist, no file is unused, no journal entry or temporary file remains. */
-async function assertConsistent(database: TestDatabase): Promise<void> {
-  const rows = await database.db.selectFrom('assets').select(['id', 'blob_key', 'size']).execute();
-  const journal = await database.db.selectFrom('blob_journal').selectAll().execute();
-  const blobsDir = path.join(database.dataDir, 'blobs');
-  const onDisk = filesUnder(blobsDir).map((file) => path.relative(blobsDir, file)).sort();
-  const used = rows.flatMap((row) => (row.blob_key ? [row.blob_key] : [])).sort();
-  assert.deepEqual(onDisk, used, 'the blob files are exactly those the assets use');
-  for (const row of rows.filter((r) => r.blob_key)) {
-    assert.equal(fs.statSync(path.join(blobsDir, row.blob_key!)).size, Number(row.size), `asset ${row.id} has all its bytes`);
-  }
-  assert.deepEqual(journal, [], 'the journal is empty after the start-up sweep');
-  assert.deepEqual(filesUnder(path.join(database.dataDir, 'tmp')), [], 'no temporary upload files remain');
+/**
+ * Where a spawned service keeps its bytes, as the test sees them: files under its DATA_DIR (the
+ * default, one instance), or an S3 bucket (the scaled-out set-up, tried on PostgreSQL).
+ */
+interface Storage {
+  env: Record<string, string>;
+  /** Every key that holds bytes. */
+  keys(): Promise<string[]>;
+  /** Resolves once an upload in flight has bytes in the store's hands. */
+  uploadUnderway(): Promise<void>;
+  /**
+   * Whether the service sweeps at start. A bucket may be shared by instances uploading right now,
+   * so there the service sweeps only old entries, and the test sweeps as a later sweep would.
+   */
+  sweepsAtStart: boolean;
+  store?: BlobStore;
+  close(): Promise<void>;
 }
 
-async function waitForPartialFile(database: TestDatabase): Promise<void> {
+async function localStorage(database: TestDatabase): Promise<Storage> {
+  const blobsDir = path.join(database.dataDir, 'blobs');
   const tmp = path.join(database.dataDir, 'tmp');
+  return {
+    env: {},
+    keys: async () => {
+      assert.deepEqual(filesUnder(tmp), [], 'no temporary upload files remain');
+      return filesUnder(blobsDir).map((file) => path.relative(blobsDir, file));
+    },
+    uploadUnderway: () => until(() => filesUnder(tmp).some((file) => fs.statSync(file).size > 0)),
+    sweepsAtStart: true,
+    close: async () => {},
+  };
+}
+
+async function s3Storage(database: TestDatabase): Promise<Storage> {
+  const server = await startS3Server();
+  const { options } = server;
+  const client = new S3Client({ endpoint: options.endpoint, region: options.region, forcePathStyle: true, credentials: { accessKeyId: options.accessKeyId!, secretAccessKey: options.secretAccessKey! } });
+  return {
+    env: {
+      S3_BUCKET: options.bucket,
+      S3_ENDPOINT: options.endpoint!,
+      S3_ACCESS_KEY_ID: options.accessKeyId!,
+      S3_SECRET_ACCESS_KEY: options.secretAccessKey!,
+      S3_FORCE_PATH_STYLE: 'true',
+    },
+    keys: async () => {
+      const listed = await client.send(new ListObjectsV2Command({ Bucket: options.bucket }));
+      return (listed.Contents ?? []).map((object) => object.Key!);
+    },
+    // A journal entry is written before the first byte; then give the first part time to go up.
+    uploadUnderway: async () => {
+      await until(async () => (await database.db.selectFrom('blob_journal').select('blob_key').execute()).length > 0);
+      await sleep(300);
+    },
+    sweepsAtStart: false,
+    store: new S3BlobStore(options),
+    close: async () => {
+      client.destroy();
+      await server.close();
+    },
+  };
+}
+
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (filesUnder(tmp).some((file) => fs.statSync(file).size > 0)) return;
+    if (await condition()) return;
     await sleep(25);
   }
   throw new Error('the upload never reached the blob store');
 }
 
+/**
+ * After a restart: every row's bytes are there, whole; bytes no row uses are on the journal (so a
+ * sweep will find them); after the sweep the store holds exactly the bytes rows use and the journal is empty.
+ */
+async function assertConsistent(database: TestDatabase, storage: Storage): Promise<void> {
+  const rows = await database.db.selectFrom('assets').select(['id', 'blob_key', 'size']).execute();
+  const used = rows.flatMap((row) => (row.blob_key ? [row.blob_key] : [])).sort();
+  const stored = (await storage.keys()).sort();
+  for (const row of rows.filter((r) => r.blob_key)) {
+    assert.ok(stored.includes(row.blob_key!), `asset ${row.id} has its bytes`);
+  }
+  if (!storage.sweepsAtStart) {
+    const journalled = (await database.db.selectFrom('blob_journal').select('blob_key').execute()).map((row) => row.blob_key);
+    const untracked = stored.filter((key) => !used.includes(key) && !journalled.includes(key));
+    assert.deepEqual(untracked, [], 'every byte no asset uses is on the journal');
+    await new AssetService(database, storage.store!).sweepOrphanedBlobs(0);
+  }
+  assert.deepEqual((await storage.keys()).sort(), used, 'the store holds exactly the bytes the assets use');
+  assert.deepEqual(await database.db.selectFrom('blob_journal').selectAll().execute(), [], 'the journal is empty after the sweep');
+}
+
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+// On SQLite the bytes are on local disk, as by default; on PostgreSQL they are in S3, as when scaled out.
 describeEachEngine('assets survive the service being killed mid-write', (engine) => {
   let database: TestDatabase;
+  let storage: Storage;
   let service: ServiceProcess;
+  const restart = () => spawnService(database, storage.env);
   before(async () => {
     database = await freshDatabase(engine);
-    service = await spawnService(database);
+    storage = engine === 'sqlite' ? await localStorage(database) : await s3Storage(database);
+    service = await restart();
   });
   after(async () => {
     await stopService(service);
+    await storage.close();
     await database.close();
   });
 
@@ -129,11 +216,11 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
     const keptId = await createFromContent(service, 'kept.txt', 'acknowledged before the crash');
     const inFlight = upload(service, 'POST', '/api/v1/assets', { name: 'half.bin' }, { size: 64 * MiB, fill: 1, pauseAfter: 8 * MiB });
     await inFlight.sentHalf;
-    await waitForPartialFile(database);
+    await storage.uploadUnderway();
     await stopService(service);
 
-    service = await spawnService(database);
-    await assertConsistent(database);
+    service = await restart();
+    await assertConsistent(database, storage);
     const names = (await database.db.selectFrom('assets').select('name').execute()).map((row) => row.name);
     assert.deepEqual(names, ['kept.txt']);
     assert.equal((await download(service, keptId)).toString(), 'acknowledged before the crash');
@@ -143,11 +230,11 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
     const id = await createFromContent(service, 'replaced.txt', 'the old bytes');
     const inFlight = upload(service, 'PUT', `/api/v1/assets/${id}`, {}, { size: 64 * MiB, fill: 2, pauseAfter: 8 * MiB });
     await inFlight.sentHalf;
-    await waitForPartialFile(database);
+    await storage.uploadUnderway();
     await stopService(service);
 
-    service = await spawnService(database);
-    await assertConsistent(database);
+    service = await restart();
+    await assertConsistent(database, storage);
     assert.equal((await download(service, id)).toString(), 'the old bytes');
   });
 
@@ -169,8 +256,8 @@ describeEachEngine('assets survive the service being killed mid-write', (engine)
       ]);
       await stopService(service);
 
-      service = await spawnService(database);
-      await assertConsistent(database);
+      service = await restart();
+      await assertConsistent(database, storage);
       const current = await database.db.selectFrom('assets').select('id').where('id', 'in', [replacedId, deletedId]).execute();
       const bytes = await download(service, replacedId);
       assert.ok(sha(bytes) === sha(newBytes) || bytes.toString() === oldBytes, 'the replaced asset is wholly old or wholly new');
