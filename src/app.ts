@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { AccountService } from './accounts/service.js';
 import { publicAssetRoutes } from './assets/public-routes.js';
 import { assetRoutes } from './assets/routes.js';
@@ -39,6 +39,15 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     ajv: { customOptions: { removeAdditional: false } },
+    // Errors Fastify meets before routing (a malformed percent-encoding) answer like every other 400.
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      request.log.info({ err: error }, 'request refused before routing');
+      reply
+        .code(400)
+        .header('x-request-id', request.id)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify('the URL is malformed: check its percent-encoding'));
+    },
   });
 
   const accounts = new AccountService(database.db);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 import type { Database } from '../db/database.js';
@@ -92,8 +92,11 @@ export class AssetService {
     const key = `${accountId}/${randomBytes(16).toString('hex')}`;
     await this.assets.journalBlob(key, nowSeconds());
     const measure = new MeasuringStream(HEAD_BYTES);
+    // pipeline() passes a source's failure on, even one that failed before it got here (a form
+    // cut short): the put then fails too, where pipe() would wait forever.
+    const measured = pipeline(source, measure, () => {});
     try {
-      await this.blobs.put(key, source.pipe(measure));
+      await this.blobs.put(key, measured);
     } catch (error) {
       source.destroy();
       await this.discard(key);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import rangeParser from 'range-parser';
 import { needsSandbox } from '../assets/rules.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -40,7 +41,9 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
   } else {
     reply.code(200).header('content-length', bytes.size);
   }
-  if (request.method === 'HEAD' || bytes.size === 0) return reply.send();
+  // Fastify's HEAD routes keep the Content-Length set above only when the payload is a stream.
+  if (request.method === 'HEAD') return reply.send(Readable.from([]));
+  if (bytes.size === 0) return reply.send();
   return reply.send(await blobs.read(bytes.blobKey, range ?? undefined));
 }
 
@@ -63,6 +66,9 @@ function singleRange(request: FastifyRequest, size: number, etag: string, lastMo
   // If-Range: serve the range only if the client's copy is still the current one.
   const ifRange = request.headers['if-range'];
   if (ifRange !== undefined && ifRange !== etag && ifRange !== lastModified.toUTCString()) return undefined;
+  // A suffix longer than the bytes means all of them (RFC 9110 §14.1.2); range-parser refuses it.
+  const suffix = /^bytes=-(\d+)$/.exec(header.trim());
+  if (suffix && size > 0 && Number(suffix[1]) >= size) return { start: 0, end: size - 1 };
   const ranges = rangeParser(size, header, { combine: true });
   if (ranges === -1) return 'unsatisfiable' as const;
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
