@@ -24,6 +24,8 @@ export interface AppOptions {
   database: Database;
   /** Where asset bytes live; the local file system under DATA_DIR unless given. The caller closes it. */
   blobs?: BlobStore;
+  /** Prefix of the rate-limit counters in Redis; instances that share it share the limit. */
+  redisNamespace?: string;
 }
 
 /** The largest `content` field: text sent inline; anything larger goes up as a file. */
@@ -33,7 +35,7 @@ export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
  * Builds the whole HTTP application without listening, so that tests can `inject` into it.
  * The database is opened (and migrated) by the caller, who also closes it.
  */
-export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir) }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir), redisNamespace = 'acds:rate:' }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy ?? false,
@@ -95,7 +97,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
 
   await app.register(
     async (api) => {
-      await registerRateLimit(api, { ...config.rateLimit, redis, onRejected: () => metrics.rateLimitRejections.inc() });
+      await registerRateLimit(api, { ...config.rateLimit, redis, redisNamespace, onRejected: () => metrics.rateLimitRejections.inc() });
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(notFoundHandler);
       await api.register(multipart, {

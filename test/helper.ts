@@ -102,7 +102,12 @@ export interface TestContext {
  * S3-speaking server on loopback) and, when TEST_REDIS_URL is set, rate-limit counters in Redis.
  * So every database test also proves the scaled-out configuration.
  */
-export async function startTestApp(engine: 'sqlite' | 'postgres', overrides: Partial<Config> = {}): Promise<TestContext> {
+export async function startTestApp(
+  engine: 'sqlite' | 'postgres',
+  overrides: Partial<Config> = {},
+  // Counters in Redis outlive the app: each test app counts apart unless told to share.
+  { redisNamespace = `acds-test:${randomBytes(6).toString('hex')}:` } = {},
+): Promise<TestContext> {
   const database = await freshDatabase(engine);
   const s3 = engine === 'postgres' ? await startS3Server() : undefined;
   const config = testConfig(database, {
@@ -112,7 +117,7 @@ export async function startTestApp(engine: 'sqlite' | 'postgres', overrides: Par
     ...overrides,
   });
   const blobs = await openBlobStore(config);
-  const app = await buildApp({ config, database, blobs });
+  const app = await buildApp({ config, database, blobs, redisNamespace });
   await app.ready();
   return {
     app,

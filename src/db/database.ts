@@ -16,6 +16,13 @@ export interface Database {
   columnTypes: ColumnTypes;
   /** Whether a failed statement broke a unique constraint. */
   isUniqueViolation(error: unknown): boolean;
+  /**
+   * Moves every auto-increment counter past the largest id its table holds, so that rows copied
+   * in with their ids (migrate-data) are not collided with by new ones. PostgreSQL's sequences do
+   * not notice explicit ids; SQLite's AUTOINCREMENT does, so there it does nothing. `executor`
+   * runs it inside a transaction.
+   */
+  resetSequences(executor?: Kysely<DatabaseSchema>): Promise<void>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
@@ -62,6 +69,7 @@ function openSqlite(dataDir: string): Database {
       text: sql`text`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    resetSequences: async () => {},
     poolStats: () => undefined,
     close: () => db.destroy(),
   };
@@ -79,6 +87,9 @@ function openPostgres(connectionString: string, poolSize: number): Database {
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
+  // replaced by the next query; without a listener its 'error' would stop the process.
+  pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -89,6 +100,19 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       text: sql`text collate "C"`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
+    resetSequences: async (executor = db) => {
+      // Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made.
+      const { rows } = await sql<{ table_name: string; column_name: string }>`
+        select table_name, column_name from information_schema.columns
+        where table_schema = current_schema() and column_default like 'nextval(%'`.execute(executor);
+      for (const { table_name, column_name } of rows) {
+        // is_called = false: the next value handed out is exactly max + 1 (1 on an empty table).
+        await sql`select setval(
+          pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table_name}), ${column_name}),
+          coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0) + 1,
+          false)`.execute(executor);
+      }
+    },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };

@@ -9,6 +9,7 @@ export interface RateLimitOptions {
   windowMs: number;
   /** Keeps the counters in Redis, shared by every instance; in this process when absent. */
   redis?: Redis;
+  redisNamespace?: string;
   /** Called for each request refused with 429. */
   onRejected?: () => void;
 }
@@ -32,7 +33,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     ...(options.redis
       ? // Counted atomically in Redis (a Lua script). While Redis is down the request is served:
         // an outage of the limiter must not become an outage of the API (see docs/deployment.md).
-        { redis: options.redis, nameSpace: 'acds:rate:', skipOnError: true }
+        { redis: options.redis, nameSpace: options.redisNamespace, skipOnError: true }
       : // An LRU of clients in this process; the default 5,000 clients are too few for a public API.
         { store: snapshotMemoryStore(100_000) }),
   });

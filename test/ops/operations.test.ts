@@ -93,8 +93,9 @@ describe('readiness when a dependency is down', () => {
 
 describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set' }, () => {
   test('two instances on one Redis share one budget per IP: the 61st request gets 429', async () => {
-    const first = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } });
-    const second = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } });
+    const shared = { redisNamespace: `acds-test:${randomIp()}:` };
+    const first = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } }, shared);
+    const second = await startTestApp('sqlite', { redisUrl: REDIS_URL, rateLimit: { max: 60, windowMs: 60_000 } }, shared);
     try {
       const ip = randomIp();
       const statuses: number[] = [];
