@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { AccountService, DEFAULT_ACCOUNT } from './accounts/service.js';
 import { AssetService } from './assets/service.js';
 import { seedAssets } from './assets/synthetic.js';
@@ -10,6 +10,7 @@ import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { formatTimestamp } from './filters/timestamps.js';
+import { destinationFromOptions, formatSummary, migrateData, type DestinationOptions } from './migrate-data.js';
 import { serve } from './server.js';
 
 /** Opens the configured database, brings it up to date, runs `work`, and closes it. */
@@ -119,6 +120,65 @@ program
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);
     }),
   );
+
+const positive = (value: string) => {
+  const n = count(value);
+  if (n < 1) throw new InvalidArgumentError('expected a whole number from 1');
+  return n;
+};
+
+program
+  .command('migrate-data')
+  .description(
+    "copy everything (every row with its id, and every asset's bytes under its key) from the storage this " +
+      'service is configured with to a new, empty destination: e.g. from SQLite + files in DATA_DIR to PostgreSQL + S3',
+  )
+  .addOption(
+    new Option('--to-database <url>', 'destination PostgreSQL database, postgres://...; without it, SQLite in --to-data-dir').env(
+      'MIGRATE_TO_DATABASE_URL',
+    ),
+  )
+  .option('--to-data-dir <dir>', 'destination data folder: the asset bytes go under it unless --to-s3-bucket is given, and the SQLite file unless --to-database is')
+  .option('--to-s3-bucket <bucket>', 'destination S3 bucket for the asset bytes')
+  .option('--to-s3-endpoint <url>', 'its endpoint, for S3-compatible stores (default: AWS)')
+  .option('--to-s3-region <region>', 'its region (default: us-east-1)')
+  .option('--to-s3-access-key-id <id>', 'its access key id (default: the AWS SDK credential chain)')
+  .addOption(new Option('--to-s3-secret-access-key <secret>', 'its secret access key').env('MIGRATE_TO_S3_SECRET_ACCESS_KEY'))
+  .option('--to-s3-force-path-style', 'address the bucket in the path (most S3-compatible stores need it)')
+  .option('--batch-size <n>', 'rows read and written at a time', positive, 1000)
+  .addHelpText(
+    'after',
+    `
+The SOURCE is what \`serve\` would use: DATA_DIR, DATABASE_URL and S3_* from the environment.
+Stop the service first; what it writes after the copy starts is not copied.
+
+The DESTINATION is given by the --to-* options and must be empty: its schema is brought up to
+date, and if it already holds any account the command changes nothing and exits 1 (it never
+merges). Do not start the service on it before migrating: that creates the account default.
+
+All rows are copied inside ONE destination transaction, from one snapshot of the source, in
+batches by id; each asset's bytes are streamed across and checked against its size and ETag.
+On any failure the transaction rolls back: the destination database is left empty (schema
+only) and the command can be run again; bytes already copied stay in the destination store
+under the same keys and are overwritten by the rerun. On success the destination's id
+sequences are moved past the copied ids, and the service can start with DATABASE_URL and S3_*
+set to the destination; every API key keeps working, revoked keys stay revoked.
+
+Progress goes to standard error; the summary (rows per table, bytes copied) to standard output.
+
+Example:
+  DATA_DIR=/var/lib/acds npm run cli -- migrate-data \
+    --to-database postgres://acds@db.internal/acds \
+    --to-s3-bucket acds-assets --to-s3-region eu-west-1
+`,
+  )
+  .action(async (options: DestinationOptions & { batchSize: number }) => {
+    const destination = destinationFromOptions(options);
+    const started = Date.now();
+    const result = await migrateData(loadConfig(), destination, { batchSize: options.batchSize, log: (line) => console.error(line) });
+    console.error(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(formatSummary(result));
+  });
 
 program.parseAsync().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
