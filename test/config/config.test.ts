@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+/** Configuration (decisions §10): defaults, and a bad value names its variable. */
+
+describe('configuration from the environment', () => {
+  test('with nothing set, the defaults of decisions §10', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.redisUrl, undefined);
+    assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60_000 });
+    assert.equal(config.trustProxy, undefined);
+    assert.equal(config.maxUploadBytes, 104_857_600);
+    assert.equal(config.s3, undefined);
+    assert.equal(config.bootstrapApiKey, undefined);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  test('every variable is read', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/acds',
+      DATABASE_URL: 'postgres://u@db/acds',
+      REDIS_URL: 'redis://cache:6379',
+      RATE_LIMIT_PER_MINUTE: '0',
+      TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+      MAX_UPLOAD_BYTES: '1024',
+      BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
+      LOG_LEVEL: 'WARN',
+      S3_BUCKET: 'acds-assets',
+      S3_ENDPOINT: 'http://minio:9000',
+      S3_ACCESS_KEY_ID: 'id',
+      S3_SECRET_ACCESS_KEY: 'secret',
+      S3_FORCE_PATH_STYLE: 'true',
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.dataDir, '/var/lib/acds');
+    assert.equal(config.databaseUrl, 'postgres://u@db/acds');
+    assert.equal(config.redisUrl, 'redis://cache:6379');
+    assert.equal(config.rateLimit.max, 0);
+    assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
+    assert.equal(config.maxUploadBytes, 1024);
+    assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
+    assert.equal(config.logLevel, 'warn');
+    assert.deepEqual(config.s3, {
+      bucket: 'acds-assets',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      accessKeyId: 'id',
+      secretAccessKey: 'secret',
+      forcePathStyle: true,
+    });
+  });
+
+  const bad: [Record<string, string>, string][] = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://db/acds' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ MAX_UPLOAD_BYTES: '0' }, 'MAX_UPLOAD_BYTES'],
+    [{ BOOTSTRAP_API_KEY: 'short' }, 'BOOTSTRAP_API_KEY'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ S3_BUCKET: 'Not_A_Bucket' }, 'S3_BUCKET'],
+    [{ S3_ENDPOINT: 'http://minio:9000' }, 'S3_ENDPOINT'],
+    [{ S3_BUCKET: 'acds', S3_ACCESS_KEY_ID: 'id' }, 'S3_SECRET_ACCESS_KEY'],
+    [{ S3_BUCKET: 'acds', S3_FORCE_PATH_STYLE: 'maybe' }, 'S3_FORCE_PATH_STYLE'],
+  ];
+  for (const [env, variable] of bad) {
+    test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {
+      assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.message.startsWith(`${variable} `));
+    });
+  }
+});
