@@ -53,7 +53,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   });
 
   const accounts = new AccountService(database.db);
-  const conversions = new ConversionService(database.db);
+  const conversions = new ConversionService(database);
   const assets = new AssetService(database, blobs);
   const metrics = new Metrics(database);
   const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;

@@ -136,7 +136,7 @@ export async function startTestApp(
 /** Creates an account with a key; returns the account id and the key. */
 export async function accountWithKey(accounts: AccountService, name: string): Promise<{ accountId: number; key: string }> {
   const key = await accounts.createKey(name);
-  const accountId = (await accounts.authenticate(key))!;
+  const { accountId } = (await accounts.authenticate(key))!;
   return { accountId, key };
 }
 

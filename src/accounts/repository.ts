@@ -32,15 +32,24 @@ export class AccountRepository {
       .execute();
   }
 
-  /** The account of an active key, by the key's hash (a unique index). */
-  async accountIdForKey(keyHash: string): Promise<number | undefined> {
-    const row = await this.db
+  /** The account of an active key and its data version, by the key's hash (a unique index). */
+  accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number } | undefined> {
+    return this.db
       .selectFrom('api_keys')
-      .select('account_id')
-      .where('key_hash', '=', keyHash)
-      .where('revoked_at', 'is', null)
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(['api_keys.account_id', 'accounts.data_version'])
+      .where('api_keys.key_hash', '=', keyHash)
+      .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
-    return row?.account_id;
+  }
+
+  /** Marks a change to the account's data; call it inside the transaction that makes the change. */
+  async bumpDataVersion(accountId: number): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set((eb) => ({ data_version: eb('data_version', '+', 1) }))
+      .where('id', '=', accountId)
+      .execute();
   }
 
   listKeys(accountId: number): Promise<ApiKeyRow[]> {

@@ -48,9 +48,13 @@ export class AccountService {
     await this.accounts.revokeKey(keys[0]!.id, nowSeconds());
   }
 
-  /** The account an active key belongs to, or undefined for an unknown or revoked key. */
-  authenticate(key: string): Promise<number | undefined> {
-    return this.accounts.accountIdForKey(hashApiKey(key));
+  /**
+   * The account an active key belongs to, with the account's current data version, or undefined
+   * for an unknown or revoked key.
+   */
+  async authenticate(key: string): Promise<{ accountId: number; dataVersion: number } | undefined> {
+    const row = await this.accounts.accountForKey(hashApiKey(key));
+    return row && { accountId: row.account_id, dataVersion: row.data_version };
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { AssetsTable, DatabaseSchema } from '../db/schema.js';
-import { listRows, type ListPage } from '../filters/list.js';
+import { listRows, type AccountList, type ListPage } from '../filters/list.js';
 import type { ListQuery } from '../filters/parse.js';
 
 export type AssetRow = Selectable<AssetsTable>;
@@ -11,8 +11,8 @@ export type AssetChanges = Updateable<AssetsTable>;
 export class AssetRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  list(accountId: number, query: ListQuery): Promise<ListPage<AssetRow>> {
-    return listRows<AssetRow>(this.db, 'assets', accountId, query);
+  list(list: AccountList): Promise<ListPage<AssetRow>> {
+    return listRows<AssetRow>({ ...list, db: this.db, table: 'assets' });
   }
 
   find(accountId: number, id: number): Promise<AssetRow | undefined> {

@@ -62,7 +62,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
       },
       validatorCompiler: documentationOnly,
     },
-    (request) => assets.list(request.accountId, request.query as Record<string, string | string[]>, origin(request)),
+    (request) => assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request)),
   );
 
   app.post(

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { pipeline, Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
+import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
 import { badRequest, notFound } from '../errors.js';
 import type { ListPage } from '../filters/list.js';
+import { ListCache } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { formatTimestamp } from '../filters/timestamps.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -54,6 +56,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  */
 export class AssetService {
   private readonly assets: AssetRepository;
+  private readonly lists = new ListCache();
 
   constructor(
     private readonly database: Database,
@@ -62,8 +65,10 @@ export class AssetService {
     this.assets = new AssetRepository(database.db);
   }
 
-  async list(accountId: number, query: Record<string, string | string[] | undefined>, origin: string): Promise<ListPage<AssetEntry>> {
-    const page = await this.assets.list(accountId, parseListQuery(query, assetCatalogue));
+  async list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): Promise<ListPage<AssetEntry>> {
+    const listQuery = parseListQuery(query, assetCatalogue);
+    const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
+    const page = await this.assets.list({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
     const base = await this.publicBase(accountId, origin);
     return { ...page, entries: page.entries.map((row) => toEntry(row, base)) };
   }
@@ -125,6 +130,7 @@ export class AssetService {
       const detected = await detect(name, staged, fields.has('content'));
       const now = nowSeconds();
       const id = await this.commit(
+        accountId,
         async (repository) =>
           repository.insert({
             account_id: accountId,
@@ -182,6 +188,7 @@ export class AssetService {
       }
       const replacedKey = changes.blob_key !== undefined ? row.blob_key : undefined;
       await this.commit(
+        accountId,
         async (repository) => {
           // Compare-and-set on the bytes: a concurrent replacement must not orphan either blob.
           const updated = await repository.update(accountId, id, { ...changes, updated_at: nowSeconds() }, row.blob_key);
@@ -201,7 +208,7 @@ export class AssetService {
   async remove(accountId: number, id: number): Promise<void> {
     const row = await this.assets.find(accountId, id);
     if (!row) throw badRequest(`there is no asset with id ${id}`);
-    await this.commit(async (repository) => {
+    await this.commit(accountId, async (repository) => {
       await repository.delete(accountId, id);
       if (row.blob_key) await repository.journalBlob(row.blob_key, nowSeconds());
     });
@@ -234,10 +241,11 @@ export class AssetService {
   }
 
   /**
-   * Runs `work` in a transaction that also takes `stagedKey` off the journal, turning a unique
-   * (folder, name) clash into a 400.
+   * Runs `work` in a transaction that also takes `stagedKey` off the journal and marks the
+   * account's data changed, turning a unique (folder, name) clash into a 400.
    */
   private async commit<T>(
+    accountId: number,
     work: (repository: AssetRepository) => Promise<T>,
     clash?: { name: string; folder: string },
     stagedKey?: string,
@@ -246,6 +254,7 @@ export class AssetService {
       return await this.database.db.transaction().execute(async (trx) => {
         const repository = new AssetRepository(trx);
         const result = await work(repository);
+        await new AccountRepository(trx).bumpDataVersion(accountId);
         if (stagedKey && !(await repository.forgetBlob(stagedKey))) {
           throw badRequest('the upload took so long that its bytes were discarded; send it again');
         }

@@ -3,6 +3,7 @@ import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import type { Kysely } from 'kysely';
+import { AccountRepository } from '../accounts/repository.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IMPORT_COLUMNS, validateConversion } from './validate.js';
@@ -86,6 +87,8 @@ export async function importConversions(
     }
     if (badLines > 0) throw new ImportRejected(badLines);
     await flush();
+    // Cached counts and page boundaries of the account's lists are stale from this commit on.
+    if (result.inserted > 0) await new AccountRepository(trx).bumpDataVersion(accountId);
     return result;
   });
 }

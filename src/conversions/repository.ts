@@ -1,9 +1,7 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, RawBuilder, Selectable } from 'kysely';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
-import { listRows, type ListPage } from '../filters/list.js';
+import { listRows, type AccountList, type ListPage } from '../filters/list.js';
 import type { ListQuery } from '../filters/parse.js';
-import { formatTimestamp } from '../filters/timestamps.js';
-import type { ConversionEntry } from './schema.js';
 
 export type ConversionRow = Selectable<ConversionsTable>;
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
@@ -12,9 +10,12 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 export class ConversionRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  async list(accountId: number, query: ListQuery): Promise<ListPage<ConversionEntry>> {
-    const page = await listRows<ConversionRow>(this.db, 'conversions', accountId, query);
-    return { ...page, entries: page.entries.map(toEntry) };
+  /**
+   * One page of entries, each as the JSON text that `entryJson` (the adapter's jsonObject over
+   * the entry schema) builds in the database.
+   */
+  listJson(list: AccountList, entryJson: RawBuilder<string>): Promise<ListPage<{ id: number; json: string }>> {
+    return listRows({ ...list, db: this.db, table: 'conversions' }, (rows) => rows.select(['conversions.id', entryJson.as('json')]));
   }
 
   /**
@@ -43,18 +44,4 @@ export class ConversionRepository {
     if (codes.length > 0) await this.db.insertInto('conversion_tracking_codes').values(codes).execute();
     return inserted.length;
   }
-}
-
-export function toEntry(row: ConversionRow): ConversionEntry {
-  const { account_id: _account, created_at, mobile, products, tracking_codes, affiliate_payouts, ...rest } = row;
-  return {
-    ...rest,
-    cart_integration: rest.cart_integration as ConversionEntry['cart_integration'],
-    payment_method: rest.payment_method as ConversionEntry['payment_method'],
-    created_at: formatTimestamp(created_at),
-    mobile: mobile === null ? null : mobile === 1,
-    products: JSON.parse(products),
-    tracking_codes: JSON.parse(tracking_codes),
-    affiliate_payouts: JSON.parse(affiliate_payouts),
-  };
 }

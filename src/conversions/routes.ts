@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ErrorMessage, ListEnvelope, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { JSON_CONTENT_TYPE } from '../http/reply.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
 
@@ -18,6 +19,10 @@ export async function conversionRoutes(app: FastifyInstance, { conversions }: { 
       },
       validatorCompiler: documentationOnly,
     },
-    (request) => conversions.list(request.accountId, request.query as Record<string, string | string[]>),
+    // The page is JSON already, built by the database from the same schema: sent as it is.
+    async (request, reply) => {
+      const page = await conversions.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>);
+      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(page));
+    },
   );
 }

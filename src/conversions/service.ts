@@ -1,19 +1,32 @@
-import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from '../db/schema.js';
+import type { RawBuilder } from 'kysely';
+import type { Database } from '../db/database.js';
+import { jsonFieldsOf } from '../filters/catalogue.js';
 import type { ListPage } from '../filters/list.js';
+import { ListCache } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
-import { conversionCatalogue, type ConversionEntry } from './schema.js';
+import { conversionCatalogue, ConversionEntry } from './schema.js';
 
 export class ConversionService {
   private readonly conversions: ConversionRepository;
+  private readonly lists = new ListCache();
+  /** Each entry's JSON, built by the database from the entry schema. */
+  private readonly entryJson: RawBuilder<string>;
 
-  constructor(db: Kysely<DatabaseSchema>) {
-    this.conversions = new ConversionRepository(db);
+  constructor(private readonly database: Database) {
+    this.conversions = new ConversionRepository(database.db);
+    this.entryJson = database.jsonObject('conversions', jsonFieldsOf(ConversionEntry));
   }
 
-  /** One page of the account's conversions matching the query string's filters. */
-  list(accountId: number, query: Record<string, string | string[] | undefined>): Promise<ListPage<ConversionEntry>> {
-    return this.conversions.list(accountId, parseListQuery(query, conversionCatalogue));
+  /**
+   * One page of the account's conversions matching the query string's filters, with each entry
+   * as JSON text (ConversionEntry).
+   */
+  async list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>): Promise<ListPage<string>> {
+    const listQuery = parseListQuery(query, conversionCatalogue);
+    const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
+    const list = { accountId, query: listQuery, ...cached, unindexed: this.database.unindexed };
+    const page = await this.conversions.listJson(list, this.entryJson);
+    return { ...page, entries: page.entries.map((entry) => entry.json) };
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from './schema.js';
 
@@ -23,9 +23,31 @@ export interface Database {
    * runs it inside a transaction.
    */
   resetSequences(executor?: Kysely<DatabaseSchema>): Promise<void>;
+  /**
+   * An expression building each row's JSON text from its columns, keys in the order given,
+   * values written as the API writes them (see JsonField), so that a list page is sent
+   * without decoding rows into objects and encoding them again.
+   */
+  jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
+  /**
+   * A column reference that the planner will not answer through an index, for walking rows in
+   * id order when a filter matches too many of them for its index to pay (see listRows).
+   * SQLite takes the hint; PostgreSQL's planner decides from its statistics.
+   */
+  unindexed(ref: string): Expression<unknown>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * A column as the API writes it: `number` a double (49, not 49.0), `boolean` a 0/1 integer,
+ * `timestamp` epoch seconds as RFC 3339 UTC text, `json` JSON text embedded as it is, and
+ * `plain` text or an integer as stored.
+ */
+export interface JsonField {
+  name: string;
+  kind: 'plain' | 'number' | 'boolean' | 'timestamp' | 'json';
 }
 
 export interface ColumnTypes {
@@ -59,7 +81,7 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = FULL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return {
     db,
     engine: 'sqlite',
@@ -70,8 +92,52 @@ function openSqlite(dataDir: string): Database {
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     resetSequences: async () => {},
+    unindexed: (ref) => sql`+${sql.ref(ref)}`,
+    jsonObject: (table, fields) => {
+      const value = (field: JsonField) => {
+        const column = sql.ref(`${table}.${field.name}`);
+        switch (field.kind) {
+          case 'plain':
+            return column;
+          case 'number': // a REAL with an integral value prints as 49.0; JavaScript writes 49
+            return sql`iif(${column} = cast(${column} as integer), cast(${column} as integer), ${column})`;
+          case 'boolean':
+            return sql`case ${column} when 1 then json('true') when 0 then json('false') end`;
+          case 'timestamp':
+            return sql`strftime('%Y-%m-%dT%H:%M:%SZ', ${column}, 'unixepoch')`;
+          case 'json':
+            return sql`json(${column})`;
+        }
+      };
+      return sql<string>`json_object(${sql.join(fields.map((field) => sql`${sql.lit(field.name)}, ${value(field)}`))})`;
+    },
     poolStats: () => undefined,
     close: () => db.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Keeps the most recently used prepared statements by their SQL: preparing a list page's
+ * statement costs more than running it. Safe to reuse because Kysely runs one statement at a
+ * time on the single connection.
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare(text) {
+      let statement = statements.get(text);
+      if (statement) {
+        statements.delete(text);
+      } else {
+        statement = connection.prepare(text);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(text, statement);
+      return statement;
+    },
   };
 }
 
@@ -113,6 +179,27 @@ function openPostgres(connectionString: string, poolSize: number): Database {
           false)`.execute(executor);
       }
     },
+    jsonObject: (table, fields) => {
+      const value = (field: JsonField) => {
+        const column = sql.ref(`${table}.${field.name}`);
+        switch (field.kind) {
+          case 'plain':
+          case 'number':
+            return column;
+          case 'boolean':
+            return sql`(${column} = 1)`;
+          case 'timestamp':
+            return sql`to_char(to_timestamp(${column}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+          case 'json':
+            return sql`${column}::json`;
+        }
+      };
+      // row_to_json writes compact JSON (json_build_object puts spaces around every colon); as
+      // text, because the driver would otherwise parse it into objects.
+      const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
+      return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
+    },
+    unindexed: (ref) => sql.ref(ref),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };

@@ -20,6 +20,8 @@ export interface AccountsTable {
   /** Non-secret public handle, used in public asset URLs. */
   handle: string;
   created_at: number;
+  /** Incremented by every transaction that changes the account's conversions or assets. */
+  data_version: Generated<number>;
 }
 
 export interface ApiKeysTable {

@@ -1,4 +1,5 @@
 import type { TObject, TSchema } from 'typebox';
+import type { JsonField } from '../db/database.js';
 
 /** The value types a filter knows how to parse and compare (decisions §4). */
 export type ColumnType = 'integer' | 'number' | 'string' | 'timestamp' | 'boolean' | 'stringArray';
@@ -73,4 +74,26 @@ export function columnTypeOf(property: TSchema): ColumnType | undefined {
       if (schema.items?.type === 'string') return 'stringArray';
   }
   return undefined;
+}
+
+/**
+ * How the database writes each property of an entry schema from its stored column (see
+ * JsonField): booleans from 0/1, date-times from epoch seconds, arrays from JSON text.
+ */
+export function jsonFieldsOf(entry: TObject): JsonField[] {
+  return Object.entries(entry.properties).map(([name, property]) => {
+    const schema = withoutNull(property);
+    switch (schema.type) {
+      case 'array':
+        return { name, kind: 'json' };
+      case 'boolean':
+        return { name, kind: 'boolean' };
+      case 'number':
+        return { name, kind: 'number' };
+      case 'string':
+        return { name, kind: schema.format === 'date-time' ? 'timestamp' : 'plain' };
+      default:
+        return { name, kind: 'plain' };
+    }
+  });
 }

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { Expression, Kysely, SelectQueryBuilder } from 'kysely';
+import type { FilterFacts } from './list-cache.js';
 import type { ListQuery } from './parse.js';
 import { filtersToSql } from './sql.js';
 
@@ -12,28 +13,64 @@ export interface ListPage<Entry> {
   totalPages: number;
 }
 
-/**
- * Reads one page of an account's rows of `table` in ascending id order, with the exact
- * number of rows matching the filters. The count and the page are two queries: a window
- * count is slower on both databases (field notes).
- */
-export async function listRows<Row>(
-  db: Kysely<any>,
-  table: string,
-  accountId: number,
-  query: ListQuery,
-): Promise<ListPage<Row>> {
-  const matching = db
-    .selectFrom(table)
-    .where(`${table}.account_id`, '=', accountId)
-    .$if(query.filters.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, query.filters)));
+export interface ListRequest {
+  db: Kysely<any>;
+  table: string;
+  accountId: number;
+  query: ListQuery;
+  /** What earlier requests learnt about these filters under the same data version. */
+  facts: FilterFacts;
+  /** The same for the account's unfiltered list: its total tells how selective the filters are. */
+  everything: FilterFacts;
+  /** The adapter's way to keep a condition from choosing an index (Database.unindexed). */
+  unindexed: (ref: string) => Expression<unknown>;
+}
 
-  const { count } = await matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-  const totalEntries = Number(count);
-  const offset = (query.page - 1) * PAGE_SIZE;
-  const rows =
-    offset < totalEntries
-      ? ((await matching.selectAll(table).orderBy(`${table}.id`).limit(PAGE_SIZE).offset(offset).execute()) as Row[])
-      : [];
+/** A list request as a service hands it to a repository, which adds its database and table. */
+export type AccountList = Omit<ListRequest, 'db' | 'table'>;
+
+// Reading a row through a filter's index, then sorting by id, costs about this many rows read
+// in id order: it decides between the two ways of finding a page.
+const INDEX_READ_COST = 4;
+
+/**
+ * Reads one page of an account's rows in ascending id order, with the exact number of rows
+ * matching the filters. The count is taken from `facts` when known. A page starts from the
+ * nearest page boundary known, by id, instead of an OFFSET from the first row. When the
+ * filters match many rows, the page walks the account's rows in id order and stops after
+ * 100 matches, rather than collecting every match through a filter's index and sorting them.
+ * `select` picks what a row returns (all its columns by default); it must include the id.
+ */
+export async function listRows<Row extends { id: number }>(
+  request: ListRequest,
+  select: (rows: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(request.table),
+): Promise<ListPage<Row>> {
+  const { db, table, accountId, query, facts } = request;
+  const all = db.selectFrom(table).where(`${table}.account_id`, '=', accountId);
+  const count = async (rows: typeof all) => Number((await rows.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+  const filtered = query.filters.length > 0;
+
+  facts.total ??= await count(filtered ? all.where((eb) => filtersToSql(eb, table, accountId, query.filters)) : all);
+  const totalEntries = facts.total;
+  let rows: Row[] = [];
+  if ((query.page - 1) * PAGE_SIZE < totalEntries) {
+    const start = facts.nearestStart(query.page);
+    const skip = (query.page - (start?.page ?? 1)) * PAGE_SIZE;
+    let walk = false;
+    if (filtered) {
+      request.everything.total ??= await count(all);
+      const rowsWalked = ((skip + PAGE_SIZE) * request.everything.total) / totalEntries;
+      walk = rowsWalked < totalEntries * INDEX_READ_COST;
+    }
+    const matching = filtered
+      ? all.where((eb) => filtersToSql(eb, table, accountId, query.filters, walk ? request.unindexed : undefined))
+      : all;
+    rows = (await select(matching.$if(start !== undefined, (qb) => qb.where(`${table}.id`, '>=', start!.firstId)))
+      .orderBy(`${table}.id`)
+      .limit(PAGE_SIZE)
+      .$if(skip > 0, (qb) => qb.offset(skip))
+      .execute()) as Row[];
+    facts.learnPage(query.page, rows.map((row) => row.id), PAGE_SIZE);
+  }
   return { entries: rows, totalEntries, page: query.page, totalPages: Math.ceil(totalEntries / PAGE_SIZE) };
 }

@@ -5,18 +5,21 @@ import type { Condition, Filter, Scalar } from './parse.js';
  * Turns parsed filters into one boolean SQL expression over the account's rows of `table`,
  * with every value bound as a parameter. An array column holds when any of its elements
  * satisfies the condition; the element table is searched by (account, value), so that a
- * selective filter reads its index instead of every row of the account.
+ * selective filter reads its index instead of every row of the account. With `unindexed`, the
+ * conditions on the table's own columns are written so that no index of theirs is chosen.
  */
 export function filtersToSql(
   eb: ExpressionBuilder<any, any>,
   table: string,
   accountId: number,
   filters: Filter[],
+  unindexed?: (ref: string) => Expression<unknown>,
 ): Expression<SqlBool> {
   return eb.and(
     filters.map(({ column, condition }) => {
       const storage = column.storage;
-      if (!storage) return conditionToSql(eb, `${table}.${column.name}`, condition);
+      const ref = `${table}.${column.name}`;
+      if (!storage) return conditionToSql(eb, unindexed ? unindexed(ref) : ref, condition);
       return eb(
         `${table}.id`,
         'in',
@@ -30,7 +33,7 @@ export function filtersToSql(
   );
 }
 
-function conditionToSql(eb: ExpressionBuilder<any, any>, ref: string, condition: Condition): Expression<SqlBool> {
+function conditionToSql(eb: ExpressionBuilder<any, any>, ref: string | Expression<unknown>, condition: Condition): Expression<SqlBool> {
   switch (condition.kind) {
     case 'compare':
       return eb(ref, condition.op, stored(condition.value));

@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The account the request's API key belongs to; set for every /api/v1 route. */
     accountId: number;
+    /** The account's data version when the request was authenticated (see accounts.data_version). */
+    dataVersion: number;
   }
 }
 
@@ -16,11 +18,13 @@ declare module 'fastify' {
  */
 export const authenticate = fp(async (app: FastifyInstance, options: { accounts: AccountService }) => {
   app.decorateRequest('accountId', 0);
+  app.decorateRequest('dataVersion', 0);
   app.addHook('preParsing', async (request) => {
     const key = request.headers['x-api-key'];
     if (key === undefined || key === '') throw unauthorized('missing API key');
-    const accountId = typeof key === 'string' ? await options.accounts.authenticate(key) : undefined;
-    if (accountId === undefined) throw unauthorized('invalid API key');
-    request.accountId = accountId;
+    const account = typeof key === 'string' ? await options.accounts.authenticate(key) : undefined;
+    if (account === undefined) throw unauthorized('invalid API key');
+    request.accountId = account.accountId;
+    request.dataVersion = account.dataVersion;
   });
 });

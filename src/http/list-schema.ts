@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import type { Catalogue } from '../filters/catalogue.js';
+import type { ListPage } from '../filters/list.js';
 import { MODIFIERS } from '../filters/parse.js';
 
 /** The list envelope of interface 2.1 around a resource's entries. */
@@ -10,6 +11,11 @@ export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
     page: Type.Integer({ description: 'The page returned' }),
     totalPages: Type.Integer({ description: 'ceil(totalEntries / 100); 0 when nothing matches' }),
   });
+
+/** A list page whose entries are JSON texts already (built by the database), as one JSON text. */
+export function listPageJson(page: ListPage<string>): string {
+  return `{"entries":[${page.entries.join(',')}],"totalEntries":${page.totalEntries},"page":${page.page},"totalPages":${page.totalPages}}`;
+}
 
 export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });
 

@@ -1,0 +1,78 @@
+import type { ListQuery } from './parse.js';
+
+/**
+ * What listing has learnt about one filter of one account while the account's data version
+ * held: the exact number of matching rows, and the first id of pages already served, so that
+ * a deep page seeks by id instead of stepping over every earlier row with OFFSET.
+ */
+export class FilterFacts {
+  total: number | undefined;
+  private readonly pageStarts = new Map<number, number>();
+
+  constructor(private readonly maxPages: number) {}
+
+  /** The known page nearest at or before `page`, with its first id. */
+  nearestStart(page: number): { page: number; firstId: number } | undefined {
+    const exact = this.pageStarts.get(page);
+    if (exact !== undefined) return { page, firstId: exact };
+    let nearest: { page: number; firstId: number } | undefined;
+    for (const [known, firstId] of this.pageStarts) {
+      if (known < page && (!nearest || known > nearest.page)) nearest = { page: known, firstId };
+    }
+    return nearest;
+  }
+
+  /** Records where a served page starts, and where the next one does when it was full. */
+  learnPage(page: number, ids: number[], pageSize: number): void {
+    if (ids.length === 0) return;
+    this.remember(page, ids[0]!);
+    // Ids are integers: the next page starts at the first matching id above this page's last.
+    if (ids.length === pageSize) this.remember(page + 1, ids[ids.length - 1]! + 1);
+  }
+
+  private remember(page: number, firstId: number): void {
+    if (this.pageStarts.size < this.maxPages || this.pageStarts.has(page)) this.pageStarts.set(page, firstId);
+  }
+}
+
+/**
+ * Facts per (account, filter), kept exact by the account's data version: a write increments
+ * it, and facts learnt under an older version are never used again. Bounded, least recently
+ * used first out; a process-local cache, which is safe beside other instances because the
+ * version lives in the database.
+ */
+export class ListCache {
+  private readonly entries = new Map<string, { version: number; facts: FilterFacts }>();
+
+  constructor(
+    private readonly maxFilters = 1000,
+    private readonly maxPagesPerFilter = 1000,
+  ) {}
+
+  /** The facts of the query's filters, and of the account's unfiltered list. */
+  lookup(scope: string, accountId: number, version: number, query: ListQuery): { facts: FilterFacts; everything: FilterFacts } {
+    return {
+      facts: this.facts(`${scope}:${accountId}:${filterKey(query)}`, version),
+      everything: this.facts(`${scope}:${accountId}:`, version),
+    };
+  }
+
+  private facts(key: string, version: number): FilterFacts {
+    const found = this.entries.get(key);
+    // A request that read an older version than the cached one works on its own, unshared facts.
+    if (found && found.version > version) return new FilterFacts(this.maxPagesPerFilter);
+    this.entries.delete(key);
+    const entry = found && found.version === version ? found : { version, facts: new FilterFacts(this.maxPagesPerFilter) };
+    this.entries.set(key, entry);
+    if (this.entries.size > this.maxFilters) this.entries.delete(this.entries.keys().next().value!);
+    return entry.facts;
+  }
+}
+
+/** The same filters give the same key whatever their order in the query string. */
+function filterKey(query: ListQuery): string {
+  return query.filters
+    .map(({ column, condition }) => JSON.stringify([column.name, condition]))
+    .sort()
+    .join('&');
+}

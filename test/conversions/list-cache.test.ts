@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { accountWithKey, conversionRecord, describeEachEngine, insertConversions, startTestApp, type TestContext } from '../helper.js';
+
+/**
+ * Listing remembers counts and page boundaries per filter (issue 5). These tests prove that
+ * what it remembers never shows: after every import and asset write the totals are exact at
+ * once, and every page, asked in any order, walking the rows in id order or reading a
+ * filter's index, holds exactly the rows the data says.
+ */
+
+interface Page {
+  entries: { id: number; receipt: string; amount: number; user_id: string; cart_integration: string }[];
+  totalEntries: number;
+  totalPages: number;
+}
+
+const CARTS = ['clickbank', 'digistore', 'buygoods'];
+
+/** 340 records: most with amount 10, every tenth 500; three carts in turn; user u7 on every fiftieth. */
+function records(count: number, tag: string): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, index) =>
+    conversionRecord({
+      receipt: `${tag}-${index}`,
+      amount: index % 10 === 0 ? 500 : 10,
+      cart_integration: CARTS[index % CARTS.length],
+      user_id: index % 50 === 0 ? 'u7' : `u-${tag}-${index}`,
+    }),
+  );
+}
+
+describeEachEngine('list counts and pages stay exact', (engine) => {
+  let ctx: TestContext;
+  let apiKey: string;
+  let accountId: number;
+  const list = async (query: string, key = apiKey): Promise<Page> => {
+    const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/conversions?${query}`, headers: { 'x-api-key': key } });
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json();
+  };
+  /** Every row of the account, from the unfiltered pages, in id order. */
+  const everyRow = async () => {
+    const first = await list('');
+    const rest = await Promise.all(Array.from({ length: first.totalPages - 1 }, (_, index) => list(`page=${index + 2}`)));
+    return [first, ...rest].flatMap((page) => page.entries);
+  };
+
+  before(async () => {
+    ctx = await startTestApp(engine);
+    ({ key: apiKey, accountId } = await accountWithKey(ctx.accounts, 'lists'));
+    await insertConversions(ctx.database, accountId, records(340, 'first'));
+  });
+  after(() => ctx.close());
+
+  const filters = [
+    { query: 'amount.gte=5', why: 'matches nearly every row (pages walk the rows in id order)', keep: (_: Page['entries'][number]) => true },
+    { query: 'amount=500', why: 'matches a tenth of the rows', keep: (row: Page['entries'][number]) => row.amount === 500 },
+    { query: 'cart_integration.in=clickbank,buygoods', why: 'matches two thirds', keep: (row: Page['entries'][number]) => row.cart_integration !== 'digistore' },
+    { query: 'user_id=u7', why: 'matches a few rows (pages read the index)', keep: (row: Page['entries'][number]) => row.user_id === 'u7' },
+  ];
+
+  for (const { query, why, keep } of filters) {
+    test(`${query}, which ${why}: every page, asked in any order and again, holds the rows the data says`, async () => {
+      const expected = (await everyRow()).filter(keep);
+      const totalPages = Math.ceil(expected.length / 100);
+      for (const page of [3, 1, 4, 2, 3, 5, 1, 4]) {
+        const answer = await list(`${query}&page=${page}`);
+        assert.equal(answer.totalEntries, expected.length, `totalEntries of page ${page}`);
+        assert.equal(answer.totalPages, totalPages);
+        assert.deepEqual(
+          answer.entries.map((entry) => entry.id),
+          expected.slice((page - 1) * 100, page * 100).map((entry) => entry.id),
+          `page ${page}`,
+        );
+      }
+    });
+  }
+
+  test('an import shows in the very next listing: new totals, and deep pages that include the new rows', async () => {
+    const before = await list('amount=500&page=2');
+    const beforeAll = await list('page=4');
+    await insertConversions(ctx.database, accountId, records(120, 'second'));
+    const after = await list('amount=500&page=2');
+    assert.equal(after.totalEntries, before.totalEntries + 12);
+    const rows = await everyRow();
+    assert.equal(rows.length, beforeAll.totalEntries + 120);
+    assert.deepEqual(
+      (await list('page=4')).entries.map((entry) => entry.id),
+      rows.slice(300, 400).map((entry) => entry.id),
+      'page 4, which was short before the import, is full now',
+    );
+    assert.deepEqual(
+      after.entries.map((entry) => entry.id),
+      rows.filter((row) => row.amount === 500).slice(100, 200).map((entry) => entry.id),
+    );
+  });
+
+  test("another account's import leaves this account's totals alone, and theirs are exact", async () => {
+    const other = await accountWithKey(ctx.accounts, 'lists-other');
+    const mine = await list('amount=500');
+    assert.equal((await list('amount=500', other.key)).totalEntries, 0);
+    await insertConversions(ctx.database, other.accountId, records(30, 'other'));
+    assert.equal((await list('amount=500', other.key)).totalEntries, 3);
+    assert.equal((await list('amount=500')).totalEntries, mine.totalEntries);
+  });
+
+  test('asset creates and deletes show in the very next asset listing', async () => {
+    const headers = { 'x-api-key': apiKey };
+    const count = async () => {
+      const response = await ctx.app.inject({ method: 'GET', url: '/api/v1/assets?folder=counted&text=t', headers });
+      assert.equal(response.statusCode, 200, response.body);
+      return (response.json() as Page).totalEntries;
+    };
+    const create = async (name: string) => {
+      const form = new FormData();
+      form.append('name', name);
+      form.append('folder', 'counted');
+      form.append('content', 'hello');
+      const response = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers, body: form });
+      assert.equal(response.statusCode, 200, response.body);
+      return (response.json() as { id: string }).id;
+    };
+    assert.equal(await count(), 0);
+    const first = await create('a.txt');
+    assert.equal(await count(), 1);
+    await create('b.txt');
+    assert.equal(await count(), 2);
+    const removed = await ctx.app.inject({ method: 'DELETE', url: `/api/v1/assets/${first}`, headers });
+    assert.ok(removed.statusCode < 300, removed.body);
+    assert.equal(await count(), 1);
+  });
+});
