@@ -38,8 +38,9 @@ export interface TestDatabase extends Database {
 /**
  * A fresh, migrated, empty database of the engine: a new SQLite file in a temporary folder, or
  * a new PostgreSQL database on the TEST_DATABASE_URL server. `close` removes it again.
+ * `upTo` stops the migrations at the one named, for testing the next.
  */
-export async function freshDatabase(engine: 'sqlite' | 'postgres'): Promise<TestDatabase> {
+export async function freshDatabase(engine: 'sqlite' | 'postgres', { upTo }: { upTo?: string } = {}): Promise<TestDatabase> {
   const dataDir = tempDir();
   let databaseUrl: string | undefined;
   let drop = async () => {};
@@ -53,7 +54,7 @@ export async function freshDatabase(engine: 'sqlite' | 'postgres'): Promise<Test
     drop = () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
   }
   const database = openDatabase({ databaseUrl, dataDir, poolSize: 4 });
-  await migrateToLatest(database);
+  await migrateToLatest(database, upTo);
   return {
     ...database,
     dataDir,

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, RawBuilder, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { listRows, type AccountList, type ListPage } from '../filters/list.js';
 import type { ListQuery } from '../filters/parse.js';
@@ -10,12 +10,9 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 export class ConversionRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  /**
-   * One page of entries, each as the JSON text that `entryJson` (the adapter's jsonObject over
-   * the entry schema) builds in the database.
-   */
-  listJson(list: AccountList, entryJson: RawBuilder<string>): Promise<ListPage<{ id: number; json: string }>> {
-    return listRows({ ...list, db: this.db, table: 'conversions' }, (rows) => rows.select(['conversions.id', entryJson.as('json')]));
+  /** One page of ids with their stored entry JSON (entry-json.ts). */
+  listJson(list: AccountList): Promise<ListPage<{ id: number; entry_json: string }>> {
+    return listRows({ ...list, db: this.db, table: 'conversions' }, (rows) => rows.select(['conversions.id', 'conversions.entry_json']));
   }
 
   /**

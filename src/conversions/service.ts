@@ -1,21 +1,17 @@
-import type { RawBuilder } from 'kysely';
 import type { Database } from '../db/database.js';
-import { jsonFieldsOf } from '../filters/catalogue.js';
 import type { ListPage } from '../filters/list.js';
 import { ListCache } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
-import { conversionCatalogue, ConversionEntry } from './schema.js';
+import { withId } from './entry-json.js';
+import { conversionCatalogue } from './schema.js';
 
 export class ConversionService {
   private readonly conversions: ConversionRepository;
   private readonly lists = new ListCache();
-  /** Each entry's JSON, built by the database from the entry schema. */
-  private readonly entryJson: RawBuilder<string>;
 
   constructor(private readonly database: Database) {
     this.conversions = new ConversionRepository(database.db);
-    this.entryJson = database.jsonObject('conversions', jsonFieldsOf(ConversionEntry));
   }
 
   /**
@@ -26,7 +22,7 @@ export class ConversionService {
     const listQuery = parseListQuery(query, conversionCatalogue);
     const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
     const list = { accountId, query: listQuery, ...cached, unindexed: this.database.unindexed };
-    const page = await this.conversions.listJson(list, this.entryJson);
-    return { ...page, entries: page.entries.map((entry) => entry.json) };
+    const page = await this.conversions.listJson(list);
+    return { ...page, entries: page.entries.map((entry) => withId(entry.id, entry.entry_json)) };
   }
 }

@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { columnTypeOf } from '../filters/catalogue.js';
 import { parseTimestamp } from '../filters/timestamps.js';
+import { entryJsonOf } from './entry-json.js';
 import type { NewConversion } from './repository.js';
 import { ConversionEntry } from './schema.js';
 
@@ -52,6 +53,7 @@ function toRow(input: Record<string, any>, createdAt: number): NewConversion {
     else row[name] = value ?? null;
   }
   row.created_at = createdAt;
+  row.entry_json = entryJsonOf(row as unknown as NewConversion);
   return row as unknown as NewConversion;
 }
 

@@ -25,8 +25,8 @@ export interface Database {
   resetSequences(executor?: Kysely<DatabaseSchema>): Promise<void>;
   /**
    * An expression building each row's JSON text from its columns, keys in the order given,
-   * values written as the API writes them (see JsonField), so that a list page is sent
-   * without decoding rows into objects and encoding them again.
+   * values written as the API writes them (see JsonField). Migration 0003 fills
+   * conversions.entry_json with it.
    */
   jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
   /**

@@ -79,6 +79,8 @@ export interface ConversionsTable {
   payment_method: string | null;
   /** JSON array of numbers. */
   affiliate_payouts: string;
+  /** The entry as the API writes it, without its id (see entry-json.ts); null only before migration 0003 filled it. */
+  entry_json: string | null;
 }
 
 export interface ConversionTrackingCodesTable {
