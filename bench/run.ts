@@ -40,7 +40,7 @@ const { values: args } = parseArgs({
     conversions: { type: 'string', default: '1000000' },
     assets: { type: 'string', default: '2000' },
     duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '32' },
+    connections: { type: 'string', default: '10' },
     database: { type: 'string' },
   },
 });
