@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import { accountWithKey, describeEachEngine, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, describeEachEngine, png, startTestApp, type TestContext } from '../helper.js';
 
 /**
  * The asset API over multipart forms: interface 2.2 and 4.1 to 4.5, decisions §3, §4, §7 and §8,
@@ -26,32 +25,6 @@ type Flag = (typeof FLAGS)[number];
 // ---------------------------------------------------------------------------------------------
 // Fixtures, built here
 
-/** A valid PNG of the given size (8-bit RGB, one IDAT), written chunk by chunk with its CRCs. */
-function png(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const typed = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(typed) >>> 0);
-    return Buffer.concat([length, typed, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // truecolour
-  const rows = Buffer.alloc((1 + width * 3) * height);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) rows.set([x * 40, y * 40, 200], y * (1 + width * 3) + 1 + x * 3);
-  }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(rows)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** A real baseline JPEG from the seed files, 320 x 180 pixels (its SOF0 segment says so; checked below). */
 const JPEG = fs.readFileSync(path.resolve(import.meta.dirname, '../../seed/hero.jpg'));

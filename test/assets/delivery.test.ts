@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import zlib from 'node:zlib';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { accountWithKey, describeEachEngine, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, describeEachEngine, png, startTestApp, type TestContext } from '../helper.js';
 
 /**
  * Serving an asset's bytes (decisions §8, docs/api.md "Downloads and public delivery"): the
@@ -20,30 +19,6 @@ const XML = '<?xml version="1.0"?><feed><entry>1</entry></feed>';
 const OTHER_SECRET = 'OTHER ACCOUNT SECRET BYTES';
 const PUBLIC_CACHE = 'public, max-age=300, stale-while-revalidate=86400';
 
-/** A valid PNG of the given size (8-bit RGB), chunk by chunk with its CRCs. */
-function png(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const typed = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(typed) >>> 0);
-    return Buffer.concat([length, typed, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8;
-  header[9] = 2;
-  const rows = Buffer.alloc((1 + width * 3) * height, 0x7f);
-  for (let y = 0; y < height; y++) rows[y * (1 + width * 3)] = 0; // filter type "none" on every row
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(rows)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 const PNG = png(4, 4);
 
 type Fields = Record<string, string | { bytes: Buffer | string; filename: string }>;

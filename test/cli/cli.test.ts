@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -9,11 +7,10 @@ import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
-import { describeEachEngine, freshDatabase, SERVICE_KEY, spawnService, stopService, tempDir } from '../helper.js';
+import { describeEachEngine, freshDatabase, lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, tempDir, type CliRun } from '../helper.js';
 
 /** The operator's command line (decisions §10), each command in a child process as an operator runs it. */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
 
 interface Store {
@@ -46,39 +43,9 @@ function cliEnv(store: Store, env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl ?? '', LOG_LEVEL: 'warn', ...env };
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function cli(store: Store, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: cliEnv(store, env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function succeeded(run: Run): Run {
-  assert.equal(run.code, 0, `exit status 0; stderr: ${run.stderr}; stdout: ${run.stdout}`);
-  return run;
-}
-
-function lastLine(text: string): string {
-  return text.trimEnd().split('\n').at(-1)!.trim();
+function cli(store: Store, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, cliEnv(store, env));
 }
 
 /** Runs `work` against an app on the store's data, as the service would serve it. */
@@ -172,7 +139,7 @@ describeEachEngine('keys create, list and revoke', (engine) => {
 
 describeEachEngine('seed', (engine) => {
   let store: Store;
-  let run: Run;
+  let run: CliRun;
   before(async () => {
     store = await blankStore(engine);
     run = await cli(store, ['seed', '--conversions', '200', '--assets', '5', '--account', 'shop']);

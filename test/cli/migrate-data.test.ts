@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
   freshDatabase,
+  lastLine,
+  runCli,
   spawnService,
   startS3Server,
   stopService,
+  succeeded,
   tempDir,
+  type CliRun,
   type ServiceProcess,
   type TestDatabase,
   type TestS3Server,
@@ -21,15 +24,9 @@ import {
  * service on the original. Needs TEST_DATABASE_URL for the destination database.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
 const TABLES = ['accounts', 'api_keys', 'conversions', 'conversion_tracking_codes', 'assets', 'blob_journal'] as const;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** The environment of a command: only what the test sets, none of the acds variables of the test's own environment. */
 function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -42,33 +39,8 @@ function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, LOG_LEVEL: 'warn', ...env };
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: cliEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function succeeded(run: Run): Run {
-  assert.equal(run.code, 0, `exit status 0; stderr: ${run.stderr}; stdout: ${run.stdout}`);
-  return run;
-}
-
-function lastLine(text: string): string {
-  return text.trimEnd().split('\n').at(-1)!.trim();
+function cli(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runCli(args, cliEnv(env), 120_000);
 }
 
 async function getJson(service: ServiceProcess, url: string, key: string): Promise<any> {
@@ -88,7 +60,7 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
   let migrateArgs: string[];
   let key: string;
   let revokedKey: string;
-  let run: Run;
+  let run: CliRun;
   let sourceService: ServiceProcess | undefined;
   let destinationService: ServiceProcess | undefined;
 
