@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
-import { ErrorMessage, ListEnvelope, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, NotModified, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { listNotModified } from '../http/conditional.js';
 import { sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -58,11 +59,15 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
         description: 'One page of 100 assets in ascending id order, filtered by column. See the API reference for the filter forms.',
         tags: ['assets'],
         querystring: listQueryDocs(assetCatalogue),
-        response: { 200: ListEnvelope(AssetEntry), 400: ErrorMessage, 401: ErrorMessage },
+        response: { 200: ListEnvelope(AssetEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
       },
       validatorCompiler: documentationOnly,
     },
-    (request) => assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request)),
+    async (request, reply) => {
+      const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request));
+      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
+      return list.read();
+    },
   );
 
   app.post(

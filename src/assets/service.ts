@@ -5,8 +5,8 @@ import { imageSize } from 'image-size';
 import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
 import { badRequest, notFound } from '../errors.js';
-import type { ListPage } from '../filters/list.js';
-import { ListCache } from '../filters/list-cache.js';
+import type { PreparedList } from '../filters/list.js';
+import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { formatTimestamp } from '../filters/timestamps.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -65,12 +65,19 @@ export class AssetService {
     this.assets = new AssetRepository(database.db);
   }
 
-  async list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): Promise<ListPage<AssetEntry>> {
+  /** One page of the account's assets matching the query string's filters; the query is checked at once, `read` reads the page. */
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): PreparedList<AssetEntry> {
     const listQuery = parseListQuery(query, assetCatalogue);
-    const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
-    const page = await this.assets.list({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
-    const base = await this.publicBase(accountId, origin);
-    return { ...page, entries: page.entries.map((row) => toEntry(row, base)) };
+    return {
+      // Entries carry absolute URLs: the same page seen through another origin has other bytes.
+      etag: listETag('assets', accountId, dataVersion, listQuery, origin),
+      read: async () => {
+        const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
+        const page = await this.assets.list({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
+        const base = await this.publicBase(accountId, origin);
+        return { ...page, entries: page.entries.map((row) => toEntry(row, base)) };
+      },
+    };
   }
 
   async get(accountId: number, id: number, origin: string): Promise<AssetEntry> {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ErrorMessage, ListEnvelope, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { listNotModified } from '../http/conditional.js';
 import { JSON_CONTENT_TYPE } from '../http/reply.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
@@ -15,14 +16,15 @@ export async function conversionRoutes(app: FastifyInstance, { conversions }: { 
           'See the API reference for the filter forms.',
         tags: ['conversions'],
         querystring: listQueryDocs(conversionCatalogue),
-        response: { 200: ListEnvelope(ConversionEntry), 400: ErrorMessage, 401: ErrorMessage },
+        response: { 200: ListEnvelope(ConversionEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
       },
       validatorCompiler: documentationOnly,
     },
     // The page is JSON already, built by the database from the same schema: sent as it is.
     async (request, reply) => {
-      const page = await conversions.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>);
-      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(page));
+      const list = conversions.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>);
+      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
+      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
     },
   );
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
-import type { ListPage } from '../filters/list.js';
-import { ListCache } from '../filters/list-cache.js';
+import type { PreparedList } from '../filters/list.js';
+import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
@@ -16,13 +16,17 @@ export class ConversionService {
 
   /**
    * One page of the account's conversions matching the query string's filters, with each entry
-   * as JSON text (ConversionEntry).
+   * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page.
    */
-  async list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>): Promise<ListPage<string>> {
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>): PreparedList<string> {
     const listQuery = parseListQuery(query, conversionCatalogue);
-    const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
-    const list = { accountId, query: listQuery, ...cached, unindexed: this.database.unindexed };
-    const page = await this.conversions.listJson(list);
-    return { ...page, entries: page.entries.map((entry) => withId(entry.id, entry.entry_json)) };
+    return {
+      etag: listETag('conversions', accountId, dataVersion, listQuery),
+      read: async () => {
+        const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
+        const page = await this.conversions.listJson({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
+        return { ...page, entries: page.entries.map((entry) => withId(entry.id, entry.entry_json)) };
+      },
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ListQuery } from './parse.js';
 
 /**
@@ -67,6 +68,19 @@ export class ListCache {
     if (this.entries.size > this.maxFilters) this.entries.delete(this.entries.keys().next().value!);
     return entry.facts;
   }
+}
+
+// Bump when a list's bytes change for the same data, so that no client keeps an old page as current.
+const LIST_FORMAT = 1;
+
+/**
+ * The entity tag of a list page. Its bytes follow from the account, its data version (which
+ * every write increments), the filters, the page and what the caller adds (such as the origin
+ * that asset URLs are built on), so the tag is known before any row is read.
+ */
+export function listETag(scope: string, accountId: number, version: number, query: ListQuery, ...representation: string[]): string {
+  const parts = [LIST_FORMAT, scope, accountId, version, filterKey(query), query.page, ...representation];
+  return `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 27)}"`;
 }
 
 /** The same filters give the same key whatever their order in the query string. */

@@ -13,6 +13,12 @@ export interface ListPage<Entry> {
   totalPages: number;
 }
 
+/** A checked list request: its entity tag is known before any row is read (listETag). */
+export interface PreparedList<Entry> {
+  etag: string;
+  read(): Promise<ListPage<Entry>>;
+}
+
 export interface ListRequest {
   db: Kysely<any>;
   table: string;

@@ -19,6 +19,8 @@ export function listPageJson(page: ListPage<string>): string {
 
 export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });
 
+export const NotModified = Type.Null({ description: 'The page named by If-None-Match is still current: no body' });
+
 /**
  * The query string of a list route, for the OpenAPI document only: the filter engine parses
  * it itself, because it must reject what no schema lists (decisions §4).

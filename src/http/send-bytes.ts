@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import rangeParser from 'range-parser';
 import { needsSandbox } from '../assets/rules.js';
 import type { BlobStore } from '../storage/blob-store.js';
+import { ifNoneMatchHits } from './conditional.js';
 
 export interface StoredBytes {
   blobKey: string;
@@ -49,12 +50,7 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
 
 function notModified(request: FastifyRequest, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch !== undefined) {
-    return ifNoneMatch.split(',').some((tag) => {
-      const trimmed = tag.trim();
-      return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
-    });
-  }
+  if (ifNoneMatch !== undefined) return ifNoneMatchHits(ifNoneMatch, etag);
   const since = request.headers['if-modified-since'];
   return since !== undefined && !Number.isNaN(Date.parse(since)) && lastModified.getTime() <= Date.parse(since);
 }
