@@ -5,8 +5,11 @@
  * the same bytes, checks a sample of answers against the data, and prints one table next to the
  * targets of issue 5 (and writes it as JSON to bench/results/ for comparing commits).
  *
- *   npm run bench -- [--conversions 1000000] [--assets 2000] [--duration 10] [--connections 32]
- *                    [--database postgres://user@host:5432/postgres]
+ *   npm run bench -- [--conversions 1000000] [--assets 2000] [--duration 10] [--warmup 3]
+ *                    [--connections 10] [--database postgres://user@host:5432/postgres]
+ *
+ * Every timed run follows an untimed warm-up of the same family, so that the table shows the
+ * steady state rather than the JIT compiler and cold page caches.
  *
  * With --database, a fresh database is created on that server and dropped afterwards.
  */
@@ -40,6 +43,7 @@ const { values: args } = parseArgs({
     conversions: { type: 'string', default: '1000000' },
     assets: { type: 'string', default: '2000' },
     duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '10' },
     database: { type: 'string' },
   },
@@ -52,6 +56,7 @@ const options = {
   conversions: wholeNumber('conversions', args.conversions, 1),
   assets: wholeNumber('assets', args.assets, 0),
   durationSeconds: wholeNumber('duration', args.duration, 1),
+  warmupSeconds: wholeNumber('warmup', args.warmup, 0),
   connections: wholeNumber('connections', args.connections, 1),
   serverUrl: args.database,
 };
@@ -252,12 +257,12 @@ async function checkAnswers(fetched: Fetched[], ndjson: string, database: { data
 }
 
 /** One autocannon run, in its own process on core 1. */
-async function load(baseUrl: string, paths: string[]): Promise<LoadResult> {
+async function load(baseUrl: string, paths: string[], durationSeconds = options.durationSeconds): Promise<LoadResult> {
   const loadOptions: LoadOptions = {
     baseUrl,
     paths,
     connections: options.connections,
-    durationSeconds: options.durationSeconds,
+    durationSeconds,
     headers: { 'x-api-key': API_KEY },
   };
   const output = await run(1, 'bench/load.ts', [JSON.stringify(loadOptions)]);
@@ -384,10 +389,12 @@ async function main(): Promise<number> {
     const rows: Row[] = [];
     for (const { scenario, bodies } of fetched) {
       const paths = scenario.members.map((member) => member.path);
-      log(`${scenario.id}: ${options.durationSeconds} s against the service, then against the bare server...`);
+      log(`${scenario.id}: ${options.warmupSeconds} + ${options.durationSeconds} s against the service, then against the bare server...`);
       const stopSampling = sampleRss(servicePid);
+      if (options.warmupSeconds > 0) await load(service.baseUrl, paths, options.warmupSeconds);
       const measured = await load(service.baseUrl, paths);
       const serverRssMiB = stopSampling();
+      if (options.warmupSeconds > 0) await load(bare.baseUrl, paths, options.warmupSeconds);
       const yardstick = await load(bare.baseUrl, paths);
       const failedRequests = measured.non2xx + measured.errors + measured.timeouts;
       if (measured.non2xx > 0 || yardstick.non2xx > 0) throw new BenchFailure(`${scenario.id}: non-2xx answers under load (${measured.non2xx} from the service, ${yardstick.non2xx} from the bare server)`);
@@ -413,7 +420,7 @@ async function main(): Promise<number> {
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
 
-    console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run`);
+    console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up`);
     console.log(`commit ${commit || '?'}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
     console.log(table(rows));
     console.log('');
@@ -433,7 +440,7 @@ async function main(): Promise<number> {
       startedAt: startedAt.toISOString(),
       commit,
       machine: { cpu, cpus: os.cpus().length, memoryGiB: os.totalmem() / 1024 ** 3, node: process.version, pinned: canPin },
-      options: { conversions: options.conversions, assets: options.assets, durationSeconds: options.durationSeconds, connections: options.connections },
+      options: { conversions: options.conversions, assets: options.assets, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, connections: options.connections },
       targets: { ...targets, rssMiB: TARGETS.rssMiB },
       import: { rows: options.conversions, seconds: importSeconds, rowsPerSecond: importRowsPerSecond, met: importMet },
       scenarios: rows,

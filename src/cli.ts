@@ -87,12 +87,13 @@ program
   .argument('<file>')
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
   .action((file: string, { account }: { account: string }) =>
-    withDatabase(async ({ db }) => {
+    withDatabase(async ({ db, bulkLoad }) => {
       const format = formatOfPath(file);
       const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
       const result = await importConversions(db, inAccount, readRecords(openSource(file), format), {
         onProblem: ({ line, reason }) => console.error(`line ${line}: ${reason}`),
         onProgress: (read) => console.error(`read ${read} rows...`),
+        bulkLoad,
       });
       console.log(`imported ${result.inserted} conversions, skipped ${result.skipped} already present (${result.read} read)`);
     }),
@@ -115,6 +116,7 @@ program
       const result = await importConversions(db, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (read) => console.error(`generated ${read} rows...`),
+        bulkLoad: database.bulkLoad,
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);

@@ -32,9 +32,17 @@ export interface Database {
   /**
    * A column reference that the planner will not answer through an index, for walking rows in
    * id order when a filter matches too many of them for its index to pay (see listRows).
-   * SQLite takes the hint; PostgreSQL's planner decides from its statistics.
    */
   unindexed(ref: string): Expression<unknown>;
+  /**
+   * Readies `table` for a transaction that writes a great many rows into it, and returns what
+   * to await before the commit. SQLite drops the table's secondary indexes and builds them
+   * again at the end, once, from sorted rows, far cheaper than updating them row by row (the
+   * indexes behind UNIQUE and PRIMARY KEY stay: the inserts check them). PostgreSQL keeps its
+   * indexes, since dropping one would lock the table against every reader until the commit,
+   * and analyzes the table at the end, so that its planner sees the new rows at once.
+   */
+  bulkLoad(executor: Kysely<DatabaseSchema>, table: string): Promise<() => Promise<void>>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
@@ -95,6 +103,15 @@ function openSqlite(dataDir: string): Database {
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     resetSequences: async () => {},
     unindexed: (ref) => sql`+${sql.ref(ref)}`,
+    bulkLoad: async (executor, table) => {
+      // Constraint indexes have no SQL of their own here.
+      const { rows } = await sql<{ name: string; sql: string }>`
+        select name, sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(executor);
+      for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(executor);
+      return async () => {
+        for (const index of rows) await sql.raw(index.sql).execute(executor);
+      };
+    },
     jsonObject: (table, fields) => {
       const value = (field: JsonField) => {
         const column = sql.ref(`${table}.${field.name}`);
@@ -201,7 +218,11 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    unindexed: (ref) => sql.ref(ref),
+    // The planner matches indexes to bare columns; coalesce(x, x) is x, but not a column it indexes.
+    unindexed: (ref) => sql`coalesce(${sql.ref(ref)}, ${sql.ref(ref)})`,
+    bulkLoad: async (executor, table) => async () => {
+      await sql`analyze ${sql.table(table)}`.execute(executor);
+    },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
