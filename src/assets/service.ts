@@ -57,6 +57,8 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 export class AssetService {
   private readonly assets: AssetRepository;
   private readonly lists = new ListCache();
+  /** Account handles never change once made, so each is read once per process. */
+  private readonly handles = new Map<number, string>();
 
   constructor(
     private readonly database: Database,
@@ -276,9 +278,17 @@ export class AssetService {
   }
 
   private async publicBase(accountId: number, origin: string): Promise<string> {
-    return `${origin}/public/${await this.assets.handleOf(accountId)}/`;
+    let handle = this.handles.get(accountId);
+    if (handle === undefined) {
+      handle = await this.assets.handleOf(accountId);
+      if (this.handles.size >= MAX_CACHED_HANDLES) this.handles.clear();
+      this.handles.set(accountId, handle);
+    }
+    return `${origin}/public/${handle}/`;
   }
 }
+
+const MAX_CACHED_HANDLES = 10_000;
 
 function throwRequired(field: string): never {
   throw badRequest(`${field} is required`);

@@ -32,6 +32,7 @@ export interface Database {
   /**
    * A column reference that the planner will not answer through an index, for walking rows in
    * id order when a filter matches too many of them for its index to pay (see listRows).
+   * SQLite takes the hint; PostgreSQL's planner decides from its statistics.
    */
   unindexed(ref: string): Expression<unknown>;
   /**
@@ -109,6 +110,7 @@ function openSqlite(dataDir: string): Database {
         select name, sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(executor);
       for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(executor);
       return async () => {
+        // The CREATE INDEX statements as SQLite itself stored them.
         for (const index of rows) await sql.raw(index.sql).execute(executor);
       };
     },
@@ -218,8 +220,9 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    // The planner matches indexes to bare columns; coalesce(x, x) is x, but not a column it indexes.
-    unindexed: (ref) => sql`coalesce(${sql.ref(ref)}, ${sql.ref(ref)})`,
+    // No hint: PostgreSQL's planner chooses from its statistics (see bulkLoad). Hiding a column
+    // from it (coalesce(x, x)) also hides its statistics, and it then sorts a full scan.
+    unindexed: (ref) => sql.ref(ref),
     bulkLoad: async (executor, table) => async () => {
       await sql`analyze ${sql.table(table)}`.execute(executor);
     },

@@ -8,6 +8,8 @@ import type { ListQuery } from './parse.js';
  */
 export class FilterFacts {
   total: number | undefined;
+  /** The first and last id of the rows (learnt for an account's unfiltered list). */
+  idSpan: { first: number; last: number } | undefined;
   private readonly pageStarts = new Map<number, number>();
 
   constructor(private readonly maxPages: number) {}

@@ -38,22 +38,28 @@ export type AccountList = Omit<ListRequest, 'db' | 'table'>;
 // Reading a row through a filter's index, then sorting by id, costs about this many rows read
 // in id order: it decides between the two ways of finding a page.
 const INDEX_READ_COST = 4;
+// Walking the table itself in id order reads rows about three times faster than walking the
+// account's (account_id, id) index and looking each row up; it pays when at least this share
+// of the ids in the account's span are its own (always, with one account).
+const TABLE_WALK_MIN_DENSITY = 0.5;
 
 /**
  * Reads one page of an account's rows in ascending id order, with the exact number of rows
  * matching the filters. The count is taken from `facts` when known. A page starts from the
  * nearest page boundary known, by id, instead of an OFFSET from the first row. When the
  * filters match many rows, the page walks the account's rows in id order and stops after
- * 100 matches, rather than collecting every match through a filter's index and sorting them.
+ * 100 matches, rather than collecting every match through a filter's index and sorting them;
+ * it walks the table itself when the account owns most of the rows in its span of ids.
  * `select` picks what a row returns (all its columns by default); it must include the id.
  */
 export async function listRows<Row extends { id: number }>(
   request: ListRequest,
   select: (rows: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(request.table),
 ): Promise<ListPage<Row>> {
-  const { db, table, accountId, query, facts } = request;
+  const { db, table, accountId, query, facts, everything } = request;
   const all = db.selectFrom(table).where(`${table}.account_id`, '=', accountId);
   const count = async (rows: typeof all) => Number((await rows.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+  const idAt = async (end: 'min' | 'max') => Number((await all.select((eb) => eb.fn[end](`${table}.id`).as('id')).executeTakeFirstOrThrow()).id ?? 0);
   const filtered = query.filters.length > 0;
 
   facts.total ??= await count(filtered ? all.where((eb) => filtersToSql(eb, table, accountId, query.filters)) : all);
@@ -62,15 +68,18 @@ export async function listRows<Row extends { id: number }>(
   if ((query.page - 1) * PAGE_SIZE < totalEntries) {
     const start = facts.nearestStart(query.page);
     const skip = (query.page - (start?.page ?? 1)) * PAGE_SIZE;
-    let walk = false;
-    if (filtered) {
-      request.everything.total ??= await count(all);
-      const rowsWalked = ((skip + PAGE_SIZE) * request.everything.total) / totalEntries;
-      walk = rowsWalked < totalEntries * INDEX_READ_COST;
+    everything.total ??= await count(all);
+    const rowsWalked = ((skip + PAGE_SIZE) * everything.total) / totalEntries;
+    const walk = !filtered || rowsWalked < totalEntries * INDEX_READ_COST;
+    let walked = all;
+    if (walk) {
+      everything.idSpan ??= { first: await idAt('min'), last: await idAt('max') };
+      const density = everything.total / (everything.idSpan.last - everything.idSpan.first + 1);
+      if (density >= TABLE_WALK_MIN_DENSITY) walked = db.selectFrom(table).where(request.unindexed(`${table}.account_id`), '=', accountId);
     }
     const matching = filtered
-      ? all.where((eb) => filtersToSql(eb, table, accountId, query.filters, walk ? request.unindexed : undefined))
-      : all;
+      ? walked.where((eb) => filtersToSql(eb, table, accountId, query.filters, walk ? request.unindexed : undefined))
+      : walked;
     rows = (await select(matching.$if(start !== undefined, (qb) => qb.where(`${table}.id`, '>=', start!.firstId)))
       .orderBy(`${table}.id`)
       .limit(PAGE_SIZE)
