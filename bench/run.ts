@@ -25,6 +25,7 @@ import { seededRandom, syntheticConversions } from '../src/conversions/synthetic
 import { openDatabase } from '../src/db/database.js';
 import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
 import type { LoadOptions, LoadResult } from './load.js';
+import { uploadFile } from './upload.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const API_KEY = `acds_bench_${'b'.repeat(32)}`;
@@ -36,7 +37,9 @@ const TARGETS = {
   sqlite: { requestsPerSecond: 2000, p99Ms: 20, importRowsPerSecond: 50_000 },
   postgres: { requestsPerSecond: 1000, p99Ms: 40, importRowsPerSecond: 25_000 },
   rssMiB: 256,
+  uploadGrowthMiB: 64,
 };
+const UPLOAD_BYTES = 1024 * MiB;
 
 const { values: args } = parseArgs({
   options: {
@@ -353,7 +356,13 @@ async function main(): Promise<number> {
       log(`seeded ${options.assets} assets`);
     }
 
-    service = await startServer('src/cli.ts', ['serve'], { ...env, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', BOOTSTRAP_API_KEY: API_KEY });
+    service = await startServer('src/cli.ts', ['serve'], {
+      ...env,
+      PORT: '0',
+      RATE_LIMIT_PER_MINUTE: '0',
+      BOOTSTRAP_API_KEY: API_KEY,
+      MAX_UPLOAD_BYTES: String(UPLOAD_BYTES),
+    });
     const servicePid = service.child.pid!;
     log(`service ${service.baseUrl} (pid ${servicePid})${canPin ? ', pinned to core 0' : ''}`);
 
@@ -414,9 +423,21 @@ async function main(): Promise<number> {
       });
     }
 
+    // Last, so that the peak below covers it too: the growth of the server's memory while it takes 1 GiB.
+    const restingRssMiB = memoryMiB(servicePid, 'VmRSS');
+    const stopUploadSampling = sampleRss(servicePid);
+    began = performance.now();
+    const uploaded = await uploadFile(service.baseUrl, API_KEY, 'one-gibibyte.bin', UPLOAD_BYTES);
+    const uploadSeconds = (performance.now() - began) / 1000;
+    const uploadPeakMiB = stopUploadSampling();
+    if (uploaded.status !== 200) throw new BenchFailure(`the 1 GiB upload answered ${uploaded.status}: ${uploaded.body}`);
+    const uploadGrowthMiB = uploadPeakMiB !== undefined && restingRssMiB !== undefined ? uploadPeakMiB - restingRssMiB : undefined;
+    log(`uploaded 1 GiB in ${uploadSeconds.toFixed(1)} s; server RSS ${fixed(restingRssMiB)} MiB before, ${fixed(uploadPeakMiB)} MiB at most during it`);
+
     const peakRssMiB = memoryMiB(servicePid, 'VmHWM');
     const importMet = importRowsPerSecond >= targets.importRowsPerSecond;
     const memoryMet = peakRssMiB !== undefined && peakRssMiB <= TARGETS.rssMiB;
+    const uploadMet = uploadGrowthMiB !== undefined && uploadGrowthMiB <= TARGETS.uploadGrowthMiB;
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
 
@@ -428,8 +449,9 @@ async function main(): Promise<number> {
     console.log('');
     console.log(`import: ${options.conversions} rows in ${importSeconds.toFixed(1)} s = ${importRowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`);
     console.log(`memory: server peak RSS ${fixed(peakRssMiB)} MiB over the whole run (target ≤${TARGETS.rssMiB} MiB): ${yes(memoryMet)}`);
+    console.log(`upload: 1 GiB in ${uploadSeconds.toFixed(1)} s, server RSS grew ${fixed(uploadGrowthMiB)} MiB (target ≤${TARGETS.uploadGrowthMiB} MiB): ${yes(uploadMet)}`);
     console.log(`answers: ${checked} checked against the data, all right`);
-    const allMet = rows.every((row) => row.met) && importMet && memoryMet;
+    const allMet = rows.every((row) => row.met) && importMet && memoryMet && uploadMet;
     console.log(`targets: ${allMet ? 'ALL met' : `NOT all met (${rows.filter((row) => !row.met).length} of ${rows.length} scenarios miss)`}`);
 
     const resultsDir = path.join(ROOT, 'bench', 'results');
@@ -441,10 +463,11 @@ async function main(): Promise<number> {
       commit,
       machine: { cpu, cpus: os.cpus().length, memoryGiB: os.totalmem() / 1024 ** 3, node: process.version, pinned: canPin },
       options: { conversions: options.conversions, assets: options.assets, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, connections: options.connections },
-      targets: { ...targets, rssMiB: TARGETS.rssMiB },
+      targets: { ...targets, rssMiB: TARGETS.rssMiB, uploadGrowthMiB: TARGETS.uploadGrowthMiB },
       import: { rows: options.conversions, seconds: importSeconds, rowsPerSecond: importRowsPerSecond, met: importMet },
       scenarios: rows,
       memory: { peakRssMiB, met: memoryMet },
+      upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
       answersChecked: checked,
       allMet,
     };

@@ -10,7 +10,7 @@ import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { formatTimestamp } from './filters/timestamps.js';
-import { destinationFromOptions, formatSummary, migrateData, type DestinationOptions } from './migrate-data.js';
+import type { DestinationOptions } from './migrate-data.js';
 import { serve } from './server.js';
 
 /** Opens the configured database, brings it up to date, runs `work`, and closes it. */
@@ -175,6 +175,8 @@ Example:
 `,
   )
   .action(async (options: DestinationOptions & { batchSize: number }) => {
+    // Loaded here, not with the other commands: it brings the AWS SDK along.
+    const { destinationFromOptions, formatSummary, migrateData } = await import('./migrate-data.js');
     const destination = destinationFromOptions(options);
     const started = Date.now();
     const result = await migrateData(loadConfig(), destination, { batchSize: options.batchSize, log: (line) => console.error(line) });

@@ -1,7 +1,6 @@
 import type { Config } from '../config.js';
 import type { BlobStore } from './blob-store.js';
 import { FileBlobStore } from './file-blob-store.js';
-import { S3BlobStore } from './s3-blob-store.js';
 
 /**
  * The blob store the configuration selects: S3 when S3_BUCKET is set, else files under
@@ -9,7 +8,8 @@ import { S3BlobStore } from './s3-blob-store.js';
  * local files belong to this one instance.
  */
 export async function openBlobStore(config: Pick<Config, 's3' | 'dataDir'>): Promise<BlobStore> {
-  if (config.s3) return new S3BlobStore(config.s3);
+  // Loaded only when used: the AWS SDK adds about 20 MiB to every process that loads it.
+  if (config.s3) return new (await import('./s3-blob-store.js')).S3BlobStore(config.s3);
   const store = new FileBlobStore(config.dataDir);
   await store.removeInterruptedPuts();
   return store;
