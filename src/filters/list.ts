@@ -71,16 +71,20 @@ export async function listRows<Row extends { id: number }>(
     everything.total ??= await count(all);
     const rowsWalked = ((skip + PAGE_SIZE) * everything.total) / totalEntries;
     const walk = !filtered || rowsWalked < totalEntries * INDEX_READ_COST;
-    let walked = all;
+    let from = all;
+    let firstId = start?.firstId;
     if (walk) {
-      everything.idSpan ??= { first: await idAt('min'), last: await idAt('max') };
-      const density = everything.total / (everything.idSpan.last - everything.idSpan.first + 1);
-      if (density >= TABLE_WALK_MIN_DENSITY) walked = db.selectFrom(table).where(request.unindexed(`${table}.account_id`), '=', accountId);
+      const span = (everything.idSpan ??= { first: await idAt('min'), last: await idAt('max') });
+      if (everything.total / (span.last - span.first + 1) >= TABLE_WALK_MIN_DENSITY) {
+        // Bounded by the account's span, so that no other account's rows before or after it are read.
+        from = db.selectFrom(table).where(request.unindexed(`${table}.account_id`), '=', accountId).where(`${table}.id`, '<=', span.last);
+        firstId = Math.max(firstId ?? span.first, span.first);
+      }
     }
     const matching = filtered
-      ? walked.where((eb) => filtersToSql(eb, table, accountId, query.filters, walk ? request.unindexed : undefined))
-      : walked;
-    rows = (await select(matching.$if(start !== undefined, (qb) => qb.where(`${table}.id`, '>=', start!.firstId)))
+      ? from.where((eb) => filtersToSql(eb, table, accountId, query.filters, walk ? request.unindexed : undefined))
+      : from;
+    rows = (await select(matching.$if(firstId !== undefined, (qb) => qb.where(`${table}.id`, '>=', firstId!)))
       .orderBy(`${table}.id`)
       .limit(PAGE_SIZE)
       .$if(skip > 0, (qb) => qb.offset(skip))
