@@ -1,18 +1,24 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { AssetsTable, DatabaseSchema } from '../db/schema.js';
 import { listRows, type AccountList, type ListPage } from '../filters/list.js';
 import type { ListQuery } from '../filters/parse.js';
+import { storedEntryJson } from './entry.js';
 
 export type AssetRow = Selectable<AssetsTable>;
-export type NewAssetRow = Insertable<AssetsTable>;
+// Every column but those the repository writes itself.
+export type NewAssetRow = Omit<AssetRow, 'id' | 'entry_json'>;
 export type AssetChanges = Updateable<AssetsTable>;
+export type ListedAsset = Pick<AssetRow, 'id' | 'blob_key' | 'public_id' | 'entry_json'>;
 
 /** All SQL about assets and the journal of blobs that may have lost their row. */
 export class AssetRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  list(list: AccountList): Promise<ListPage<AssetRow>> {
-    return listRows<AssetRow>({ ...list, db: this.db, table: 'assets' });
+  /** One page of assets, with their stored entry JSON and what their public URLs are made of. */
+  listJson(list: AccountList): Promise<ListPage<ListedAsset>> {
+    return listRows<ListedAsset>({ ...list, db: this.db, table: 'assets' }, (rows) =>
+      rows.select(['assets.id', 'assets.blob_key', 'assets.public_id', 'assets.entry_json']),
+    );
   }
 
   find(accountId: number, id: number): Promise<AssetRow | undefined> {
@@ -35,18 +41,22 @@ export class AssetRepository {
   }
 
   async insert(row: NewAssetRow): Promise<number> {
-    const { id } = await this.db.insertInto('assets').values(row).returning('id').executeTakeFirstOrThrow();
+    const { id } = await this.db
+      .insertInto('assets')
+      .values({ ...row, entry_json: storedEntryJson(row) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return id;
   }
 
-  /** Updates the asset if its bytes are still `expectedBlobKey`; says whether it did. */
-  async update(accountId: number, id: number, changes: AssetChanges, expectedBlobKey: string | null): Promise<boolean> {
+  /** Updates the asset `current` if its bytes are still the same; says whether it did. */
+  async update(current: AssetRow, changes: Omit<AssetChanges, 'entry_json'>): Promise<boolean> {
     const result = await this.db
       .updateTable('assets')
-      .set(changes)
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .where('blob_key', expectedBlobKey === null ? 'is' : '=', expectedBlobKey)
+      .set({ ...changes, entry_json: storedEntryJson({ ...current, ...changes }) })
+      .where('account_id', '=', current.account_id)
+      .where('id', '=', current.id)
+      .where('blob_key', current.blob_key === null ? 'is' : '=', current.blob_key)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }

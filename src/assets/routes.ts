@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
-import { ErrorMessage, ListEnvelope, NotModified, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
 import { listNotModified } from '../http/conditional.js';
-import { sendJson } from '../http/reply.js';
+import { JSON_CONTENT_TYPE, sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { readAssetForm, type FormLimits } from './form.js';
@@ -63,10 +63,11 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
       },
       validatorCompiler: documentationOnly,
     },
+    // The page is JSON already, written by the database from the same schema: sent as it is.
     async (request, reply) => {
       const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request));
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
-      return list.read();
+      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
     },
   );
 

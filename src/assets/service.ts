@@ -8,9 +8,9 @@ import { badRequest, notFound } from '../errors.js';
 import type { PreparedList } from '../filters/list.js';
 import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
-import { formatTimestamp } from '../filters/timestamps.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { MeasuringStream } from '../storage/measure.js';
+import { listedEntry, toEntry } from './entry.js';
 import { AssetRepository, type AssetChanges, type AssetRow } from './repository.js';
 import {
   checkFolder,
@@ -67,17 +67,20 @@ export class AssetService {
     this.assets = new AssetRepository(database.db);
   }
 
-  /** One page of the account's assets matching the query string's filters; the query is checked at once, `read` reads the page. */
-  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): PreparedList<AssetEntry> {
+  /**
+   * One page of the account's assets matching the query string's filters, each entry as JSON
+   * text (AssetEntry). The query is checked at once; `read` reads the page.
+   */
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): PreparedList<string> {
     const listQuery = parseListQuery(query, assetCatalogue);
     return {
       // Entries carry absolute URLs: the same page seen through another origin has other bytes.
       etag: listETag('assets', accountId, dataVersion, listQuery, origin),
       read: async () => {
         const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
-        const page = await this.assets.list({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
+        const page = await this.assets.listJson({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed });
         const base = await this.publicBase(accountId, origin);
-        return { ...page, entries: page.entries.map((row) => toEntry(row, base)) };
+        return { ...page, entries: page.entries.map((asset) => listedEntry(asset, base)) };
       },
     };
   }
@@ -200,7 +203,7 @@ export class AssetService {
         accountId,
         async (repository) => {
           // Compare-and-set on the bytes: a concurrent replacement must not orphan either blob.
-          const updated = await repository.update(accountId, id, { ...changes, updated_at: nowSeconds() }, row.blob_key);
+          const updated = await repository.update(row, { ...changes, updated_at: nowSeconds() });
           if (!updated) throw badRequest('the asset changed while this update was being made; send it again');
           if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
         },
@@ -379,27 +382,4 @@ function describeAttributes(fields: Map<string, string>, row: AssetRow): AssetCh
     changes.height = fields.has('height') || !flags.image ? given.height : row.height;
   }
   return changes;
-}
-
-export function toEntry(row: AssetRow, publicBase: string): AssetEntry {
-  return {
-    id: row.id,
-    created_at: formatTimestamp(row.created_at),
-    updated_at: formatTimestamp(row.updated_at),
-    name: row.name,
-    folder: row.folder,
-    image: row.image === 1,
-    video: row.video === 1,
-    script: row.script === 1,
-    style: row.style === 1,
-    text: row.text === 1,
-    width: row.width,
-    height: row.height,
-    url: row.url,
-    async: row.async === 1,
-    defer: row.defer === 1,
-    size: row.size,
-    content_type: row.content_type,
-    public_url: row.blob_key ? publicBase + row.public_id : null,
-  };
 }

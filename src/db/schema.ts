@@ -111,6 +111,8 @@ export interface AssetsTable {
   content_type: string | null;
   etag: string | null;
   public_id: string;
+  /** The entry as the API writes it but for id and public_url (src/assets/entry.ts). */
+  entry_json: string;
 }
 
 export interface BlobJournalTable {

@@ -958,6 +958,39 @@ describeEachEngine('assets API: listing', (engine) => {
   });
 });
 
+describeEachEngine('assets API: listed entries', (engine) => {
+  let ctx: TestContext;
+  let api: Client;
+  before(async () => {
+    ctx = await startTestApp(engine);
+    api = client(ctx, (await accountWithKey(ctx.accounts, 'entries')).key);
+  });
+  after(() => ctx.close());
+
+  test('a listed entry is the entry read alone: same fields, values and order, for local and remote assets', async () => {
+    const folder = 'shop/ünï';
+    const ids = [
+      await api.created({ file: { bytes: png(4, 3), filename: 'hero.png' }, folder }),
+      await api.created({ name: 'remote.jpg', url: 'https://cdn.example.com/a%20b.jpg?v="1"', width: '640', height: '480', folder }),
+      await api.created({ name: 'remote.css', url: 'https://cdn.example.com/theme.css', folder }),
+      await api.created({ name: 'timer.js', content: 'void 0;', folder, async: 't', defer: 't' }),
+      await api.created({ name: 'Ünïcødé "quoted" \\ back ☕ 𝄞.txt', content: 'x', folder }),
+    ];
+    assertTrue(await api.update(ids[3]!, { name: 'renamed.js' }));
+    assertTrue(await api.update(ids[3]!, { defer: 'f' }));
+    const page = await api.list(`?folder=${encodeURIComponent(folder)}`);
+    assert.deepEqual(page.entries.map((entry) => entry.id), ids);
+    for (const [index, listed] of page.entries.entries()) {
+      const alone = await api.entry(ids[index]!);
+      assert.deepEqual(listed, alone);
+      assert.deepEqual(Object.keys(listed), Object.keys(alone), 'in the schema\'s order');
+    }
+    assert.equal(page.entries[3]!.name, 'renamed.js', 'an update shows in the list at once');
+    assert.equal(page.entries[0]!.public_url, (await api.entry(ids[0]!)).public_url);
+    assert.match(String(page.entries[0]!.public_url), /\/public\/[^/]+\/[^/]+$/);
+  });
+});
+
 describeEachEngine('assets API: one account never sees or touches another', (engine) => {
   let ctx: TestContext;
   let owner: Client;
