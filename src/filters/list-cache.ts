@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ListQuery } from './parse.js';
+import type { Filter, ListQuery } from './parse.js';
 
 /**
  * What listing has learnt about one filter of one account while the account's data version
@@ -52,12 +52,13 @@ export class ListCache {
     private readonly maxPagesPerFilter = 1000,
   ) {}
 
-  /** The facts of the query's filters, and of the account's unfiltered list. */
-  lookup(scope: string, accountId: number, version: number, query: ListQuery): { facts: FilterFacts; everything: FilterFacts } {
-    return {
-      facts: this.facts(`${scope}:${accountId}:${filterKey(query)}`, version),
-      everything: this.facts(`${scope}:${accountId}:`, version),
-    };
+  /**
+   * The facts of the query's filters, of the account's unfiltered list, and (factsOf) of any
+   * other filters of the same account, such as one of the query's own.
+   */
+  lookup(scope: string, accountId: number, version: number, query: ListQuery): CachedFacts {
+    const factsOf = (filters: Filter[]) => this.facts(`${scope}:${accountId}:${filterKey(filters)}`, version);
+    return { facts: factsOf(query.filters), everything: factsOf([]), factsOf };
   }
 
   private facts(key: string, version: number): FilterFacts {
@@ -81,13 +82,19 @@ const LIST_FORMAT = 1;
  * that asset URLs are built on), so the tag is known before any row is read.
  */
 export function listETag(scope: string, accountId: number, version: number, query: ListQuery, ...representation: string[]): string {
-  const parts = [LIST_FORMAT, scope, accountId, version, filterKey(query), query.page, ...representation];
+  const parts = [LIST_FORMAT, scope, accountId, version, filterKey(query.filters), query.page, ...representation];
   return `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 27)}"`;
 }
 
+export interface CachedFacts {
+  facts: FilterFacts;
+  everything: FilterFacts;
+  factsOf: (filters: Filter[]) => FilterFacts;
+}
+
 /** The same filters give the same key whatever their order in the query string. */
-function filterKey(query: ListQuery): string {
-  return query.filters
+function filterKey(filters: Filter[]): string {
+  return filters
     .map(({ column, condition }) => JSON.stringify([column.name, condition]))
     .sort()
     .join('&');

@@ -57,6 +57,11 @@ describeEachEngine('list counts and pages stay exact', (engine) => {
     { query: 'amount=500', why: 'matches a tenth of the rows', keep: (row: Page['entries'][number]) => row.amount === 500 },
     { query: 'cart_integration.in=clickbank,buygoods', why: 'matches two thirds', keep: (row: Page['entries'][number]) => row.cart_integration !== 'digistore' },
     { query: 'user_id=u7', why: 'matches a few rows (pages read the index)', keep: (row: Page['entries'][number]) => row.user_id === 'u7' },
+    {
+      query: 'cart_integration=clickbank&amount=10',
+      why: "pairs an equality with a broad filter (early pages walk the equality's index)",
+      keep: (row: Page['entries'][number]) => row.cart_integration === 'clickbank' && row.amount === 10,
+    },
   ];
 
   for (const { query, why, keep } of filters) {
