@@ -37,12 +37,16 @@ program.command('serve').description('run the service').action(() => serve());
 program
   .command('migrate')
   .description('bring the database schema up to date')
-  .action(() =>
-    withDatabase(async (database) => {
+  .action(async () => {
+    // Not withDatabase, which would migrate before this could tell what it applies.
+    const database = openDatabase(loadConfig());
+    try {
       const applied = await migrateToLatest(database);
       console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
-    }),
-  );
+    } finally {
+      await database.close();
+    }
+  });
 
 const keys = program.command('keys').description('manage API keys');
 keys

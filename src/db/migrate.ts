@@ -4,6 +4,7 @@ import { initialMigration } from './migrations/0001-initial.js';
 import { assetsMigration } from './migrations/0002-assets.js';
 import { listSpeedMigration } from './migrations/0003-list-speed.js';
 import { assetEntriesMigration } from './migrations/0004-asset-entries.js';
+import { datedIndexesMigration } from './migrations/0005-dated-indexes.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -12,6 +13,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0002-assets': assetsMigration(database.columnTypes),
     '0003-list-speed': listSpeedMigration(database),
     '0004-asset-entries': assetEntriesMigration(database),
+    '0005-dated-indexes': datedIndexesMigration(),
   };
 }
 

@@ -217,6 +217,19 @@ describeEachEngine('seed', (engine) => {
   });
 });
 
+describe('migrate', () => {
+  test('names the migrations it applies, and says the schema is up to date when there are none', async () => {
+    const store = await blankStore('sqlite');
+    try {
+      const first = succeeded(await cli(store, ['migrate'])).stdout.trim();
+      assert.match(first, /^applied: 0001-initial, 0002-assets, .*0005-dated-indexes$/);
+      assert.equal(succeeded(await cli(store, ['migrate'])).stdout.trim(), 'the schema is up to date');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('a bad environment value stops every command with a message naming the variable', () => {
   let store: Store;
   before(async () => {
