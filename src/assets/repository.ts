@@ -51,9 +51,11 @@ export class AssetRepository {
 
   /** Updates the asset `current` if its bytes are still the same; says whether it did. */
   async update(current: AssetRow, changes: Omit<AssetChanges, 'entry_json'>): Promise<boolean> {
+    // Kysely leaves a column whose new value is undefined as it is; so must the stored entry.
+    const changed = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const result = await this.db
       .updateTable('assets')
-      .set({ ...changes, entry_json: storedEntryJson({ ...current, ...changes }) })
+      .set({ ...changes, entry_json: storedEntryJson({ ...current, ...changed }) })
       .where('account_id', '=', current.account_id)
       .where('id', '=', current.id)
       .where('blob_key', current.blob_key === null ? 'is' : '=', current.blob_key)

@@ -63,7 +63,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
       },
       validatorCompiler: documentationOnly,
     },
-    // The page is JSON already, written by the database from the same schema: sent as it is.
+    // The page is JSON already (entries stored with their rows, src/assets/entry.ts): sent as it is.
     async (request, reply) => {
       const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request));
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();

@@ -20,7 +20,7 @@ export async function conversionRoutes(app: FastifyInstance, { conversions }: { 
       },
       validatorCompiler: documentationOnly,
     },
-    // The page is JSON already, built by the database from the same schema: sent as it is.
+    // The page is JSON already (entries stored with their rows, entry-json.ts): sent as it is.
     async (request, reply) => {
       const list = conversions.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>);
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
