@@ -86,9 +86,13 @@ export function listETag(scope: string, accountId: number, version: number, quer
   return `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 27)}"`;
 }
 
+/** What ListCache.lookup gives a list request. */
 export interface CachedFacts {
+  /** What earlier requests learnt about these filters under the same data version. */
   facts: FilterFacts;
+  /** The same for the account's unfiltered list: its total tells how selective the filters are. */
   everything: FilterFacts;
+  /** Facts of other filters of the same account: what one of the query's filters matches alone. */
   factsOf: (filters: Filter[]) => FilterFacts;
 }
 

@@ -1,5 +1,5 @@
 import type { Expression, Kysely, SelectQueryBuilder } from 'kysely';
-import type { FilterFacts } from './list-cache.js';
+import type { CachedFacts } from './list-cache.js';
 import type { Filter, ListQuery } from './parse.js';
 import { filtersToSql } from './sql.js';
 
@@ -19,17 +19,11 @@ export interface PreparedList<Entry> {
   read(): Promise<ListPage<Entry>>;
 }
 
-export interface ListRequest {
+export interface ListRequest extends CachedFacts {
   db: Kysely<any>;
   table: string;
   accountId: number;
   query: ListQuery;
-  /** What earlier requests learnt about these filters under the same data version. */
-  facts: FilterFacts;
-  /** The same for the account's unfiltered list: its total tells how selective the filters are. */
-  everything: FilterFacts;
-  /** Facts of other filters of the same account (ListCache.lookup): what one filter matches alone. */
-  factsOf: (filters: Filter[]) => FilterFacts;
   /** The adapter's way to keep a condition from choosing an index (Database.unindexed). */
   unindexed: (ref: string) => Expression<unknown>;
 }
