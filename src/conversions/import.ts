@@ -78,14 +78,23 @@ export async function importConversions(
     let batch: NewConversion[] = [];
     const rowsBefore = options.bulkLoad ? await repository.approximateRowCount() : 0;
     let finishBulkLoad: (() => Promise<void>) | undefined;
-    const flush = async () => {
-      const inserted = await repository.insertNew(accountId, batch);
+    const insert = async (rows: NewConversion[]) => {
+      const inserted = await repository.insertNew(accountId, rows);
       result.inserted += inserted;
-      result.skipped += batch.length - inserted;
-      batch = [];
+      result.skipped += rows.length - inserted;
       if (options.bulkLoad && !finishBulkLoad && result.inserted >= Math.max(options.bulkLoadFromRows ?? BULK_LOAD_FROM_ROWS, rowsBefore * BULK_LOAD_FROM_SHARE)) {
         finishBulkLoad = await options.bulkLoad(trx, 'conversions');
       }
+    };
+    // One batch is inserted while the next is read and checked: PostgreSQL does its part in its
+    // own process, so the two overlap (SQLite runs in this thread either way). Its failure is
+    // thrown where it is next awaited.
+    let inserting: Promise<void> = Promise.resolve();
+    const flush = async () => {
+      await inserting;
+      inserting = insert(batch);
+      inserting.catch(() => {});
+      batch = [];
     };
 
     for await (const { line, record } of records) {
@@ -100,8 +109,9 @@ export async function importConversions(
       }
       if (result.read % PROGRESS_EVERY === 0) options.onProgress?.(result.read);
     }
+    if (badLines === 0) await flush();
+    await inserting;
     if (badLines > 0) throw new ImportRejected(badLines);
-    await flush();
     await finishBulkLoad?.();
     // Cached counts and page boundaries of the account's lists are stale from this commit on.
     if (result.inserted > 0) await new AccountRepository(trx).bumpDataVersion(accountId);

@@ -365,11 +365,11 @@ describeEachEngine('conversions import validation (decisions §9)', (engine) => 
   };
 
   /** Imports the lines; returns the problems and whether the import was rejected. */
-  async function run(lines: string[], format: ImportFormat = 'ndjson') {
+  async function run(lines: string[], format: ImportFormat = 'ndjson', intoAccount = accountId) {
     const problems: LineProblem[] = [];
     const source = format === 'ndjson' ? ndjsonSource(lines) : readRecords(Readable.from([lines.join('\n') + '\n']), 'csv');
     try {
-      const result = await importConversions(ctx.database.db, accountId, source, { onProblem: (p) => problems.push(p) });
+      const result = await importConversions(ctx.database.db, intoAccount, source, { onProblem: (p) => problems.push(p) });
       return { problems, result, error: undefined };
     } catch (error) {
       return { problems, result: undefined, error: error as Error };
@@ -417,6 +417,17 @@ describeEachEngine('conversions import validation (decisions §9)', (engine) => 
     assert.ok(error instanceof ImportRejected);
     const reasons = problems.map((p) => p.reason).join('; ');
     for (const field of ['currency', 'country', 'page_version']) assert.match(reasons, new RegExp(field));
+  });
+
+  test('a batch the database refuses fails the import with its error while later batches are read, and nothing is kept', async () => {
+    // No such account: the database refuses the first batch (foreign key) while the next ones are read.
+    const missingAccount = accountId + 1000;
+    const lines = Array.from({ length: 700 }, () => JSON.stringify(conversionRecord()));
+    const { problems, error } = await run(lines, 'ndjson', missingAccount);
+    assert.ok(error && !(error instanceof ImportRejected), `the database's error: ${error}`);
+    assert.deepEqual(problems, []);
+    const kept = await ctx.database.db.selectFrom('conversions').where('account_id', '=', missingAccount).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assert.equal(Number(kept.n), 0);
   });
 
   test('a bad line after many good ones still rejects the good ones: nothing is imported', async () => {
