@@ -35,6 +35,8 @@ export interface Database {
    * SQLite takes the hint; PostgreSQL's planner decides from its statistics.
    */
   unindexed(ref: string): Expression<unknown>;
+  /** Whether the planner follows `unindexed` (SQLite), or plans only from its statistics (PostgreSQL). */
+  indexHints: boolean;
   /**
    * Readies `table` for a transaction that writes a great many rows into it, and returns what
    * to await before the commit. SQLite drops the table's secondary indexes and builds them
@@ -104,6 +106,7 @@ function openSqlite(dataDir: string): Database {
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     resetSequences: async () => {},
     unindexed: (ref) => sql`+${sql.ref(ref)}`,
+    indexHints: true,
     bulkLoad: async (executor, table) => {
       // Constraint indexes have no SQL of their own here.
       const { rows } = await sql<{ name: string; sql: string }>`
@@ -223,6 +226,7 @@ function openPostgres(connectionString: string, poolSize: number): Database {
     // No hint: PostgreSQL's planner chooses from its statistics (see bulkLoad). Hiding a column
     // from it (coalesce(x, x)) also hides its statistics, and it then sorts a full scan.
     unindexed: (ref) => sql.ref(ref),
+    indexHints: false,
     bulkLoad: async (executor, table) => async () => {
       await sql`analyze ${sql.table(table)}`.execute(executor);
     },

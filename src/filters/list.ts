@@ -26,6 +26,8 @@ export interface ListRequest extends CachedFacts {
   query: ListQuery;
   /** The adapter's way to keep a condition from choosing an index (Database.unindexed). */
   unindexed: (ref: string) => Expression<unknown>;
+  /** Whether the planner follows `unindexed` (Database.indexHints). */
+  indexHints: boolean;
 }
 
 /** A list request as a service hands it to a repository, which adds its database and table. */
@@ -59,13 +61,32 @@ export async function listRows<Row extends { id: number }>(
   request: ListRequest,
   select: (rows: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(request.table),
 ): Promise<ListPage<Row>> {
-  const { db, table, accountId, query, facts, everything, unindexed } = request;
+  const { db, table, accountId, query, facts, everything, unindexed, indexHints } = request;
   const all = db.selectFrom(table).where(`${table}.account_id`, '=', accountId);
-  const count = async (filters: Filter[]) => {
-    const rows = filters.length > 0 ? all.where((eb) => filtersToSql(eb, table, accountId, filters)) : all;
-    return Number((await rows.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
-  };
   const idAt = async (end: 'min' | 'max') => Number((await all.select((eb) => eb.fn[end](`${table}.id`).as('id')).executeTakeFirstOrThrow()).id ?? 0);
+  /**
+   * The table itself between the account's first and last id, to walk in id order, when the
+   * account owns enough of those ids that few other accounts' rows are read; else undefined,
+   * and a walk reads the account's (account_id, id) index.
+   */
+  const tableWalk = async () => {
+    everything.total ??= await count([]);
+    const span = (everything.idSpan ??= { first: await idAt('min'), last: await idAt('max') });
+    if (everything.total / (span.last - span.first + 1) < TABLE_WALK_MIN_DENSITY) return undefined;
+    return { from: db.selectFrom(table).where(unindexed(`${table}.account_id`), '=', accountId).where(`${table}.id`, '<=', span.last), first: span.first };
+  };
+  // The rows of `from` matching `filters`: those in `byIndex` found through their index, the others checked on each row.
+  const matching = (from: typeof all, filters: Filter[], byIndex: Filter[]) => {
+    const byRow = filters.filter((filter) => !byIndex.includes(filter));
+    return from
+      .$if(byIndex.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, byIndex)))
+      .$if(byRow.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, byRow, unindexed)));
+  };
+  async function count(filters: Filter[]): Promise<number> {
+    const walk = indexHints && (await everyColumnBroad(request, filters, count)) ? await tableWalk() : undefined;
+    const rows = walk ? matching(walk.from.where(`${table}.id`, '>=', walk.first), filters, []) : matching(all, filters, filters);
+    return Number((await rows.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+  }
 
   facts.total ??= await count(query.filters);
   const totalEntries = facts.total;
@@ -75,23 +96,10 @@ export async function listRows<Row extends { id: number }>(
     const skip = (query.page - (start?.page ?? 1)) * PAGE_SIZE;
     everything.total ??= await count([]);
     const plan = await cheapestPlan(request, skip + PAGE_SIZE, count);
-    let from = all;
-    let firstId = start?.firstId;
-    if (plan.way === 'table') {
-      const span = (everything.idSpan ??= { first: await idAt('min'), last: await idAt('max') });
-      if (everything.total / (span.last - span.first + 1) >= TABLE_WALK_MIN_DENSITY) {
-        // Bounded by the account's span, so that no other account's rows before or after it are read.
-        from = db.selectFrom(table).where(unindexed(`${table}.account_id`), '=', accountId).where(`${table}.id`, '<=', span.last);
-        firstId = Math.max(firstId ?? span.first, span.first);
-      }
-    }
-    // The filters the plan finds rows by, through their index; the others are checked row by row.
+    const walk = plan.way === 'table' ? await tableWalk() : undefined;
+    const firstId = walk ? Math.max(start?.firstId ?? walk.first, walk.first) : start?.firstId;
     const byIndex = plan.way === 'index' ? query.filters : plan.way === 'equality' ? [plan.filter] : [];
-    const byRow = query.filters.filter((filter) => !byIndex.includes(filter));
-    const matching = from
-      .$if(byIndex.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, byIndex)))
-      .$if(byRow.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, byRow, unindexed)));
-    rows = (await select(matching.$if(firstId !== undefined, (qb) => qb.where(`${table}.id`, '>=', firstId!)))
+    rows = (await select(matching(walk?.from ?? all, query.filters, byIndex).$if(firstId !== undefined, (qb) => qb.where(`${table}.id`, '>=', firstId!)))
       .orderBy(`${table}.id`)
       .limit(PAGE_SIZE)
       .$if(skip > 0, (qb) => qb.offset(skip))
@@ -119,6 +127,28 @@ async function cheapestPlan(request: ListRequest, rowsToPage: number, count: (fi
     consider({ way: 'equality', filter }, ((rowsToPage * alone.total) / matches) * INDEX_WALK_COST);
   }
   return best.plan;
+}
+
+/**
+ * Whether filters on several columns each match, a column's filters counted alone (through
+ * its own index, and cached like any count), so many rows that looking every one of them up
+ * would cost more than reading the table. Counting such filters together, SQLite left to
+ * itself may pick one of their indexes and look every row up: 2 s to 5.6 s instead of 0.6 s
+ * walking the table, for `cart_integration.in=a,b&amount.gte=19.99` at 1,000,000 rows. It
+ * stops counting at the first column selective enough.
+ */
+async function everyColumnBroad(request: ListRequest, filters: Filter[], count: (filters: Filter[]) => Promise<number>): Promise<boolean> {
+  const { everything, factsOf } = request;
+  const byColumn = new Map<string, Filter[]>();
+  for (const filter of filters) byColumn.set(filter.column.name, [...(byColumn.get(filter.column.name) ?? []), filter]);
+  if (byColumn.size < 2) return false;
+  everything.total ??= await count([]);
+  for (const columnFilters of byColumn.values()) {
+    const alone = factsOf(columnFilters);
+    alone.total ??= await count(columnFilters);
+    if (alone.total * INDEX_READ_COST < everything.total) return false;
+  }
+  return true;
 }
 
 /** `column=value` on a column of the table itself, whose (account_id, column, id) index holds its matches in id order. */
