@@ -12,7 +12,10 @@ export class ConversionRepository {
 
   /** One page of ids with their stored entry JSON (entry-json.ts). */
   listJson(list: AccountList): Promise<ListPage<{ id: number; entry_json: string }>> {
-    return listRows({ ...list, db: this.db, table: 'conversions' }, (rows) => rows.select(['conversions.id', 'conversions.entry_json']));
+    // Every column index of conversions carries created_at (migration 0005).
+    return listRows({ ...list, db: this.db, table: 'conversions', indexesCarry: 'created_at' }, (rows) =>
+      rows.select(['conversions.id', 'conversions.entry_json']),
+    );
   }
 
   /** The number of conversions of every account, or a little more (the largest id): read at once, not counted. */

@@ -28,10 +28,15 @@ export interface ListRequest extends CachedFacts {
   unindexed: (ref: string) => Expression<unknown>;
   /** Whether the planner follows `unindexed` (Database.indexHints). */
   indexHints: boolean;
+  /**
+   * A column that every column index of the table carries (conversions: created_at, migration
+   * 0005), so that a filter on it beside an equality is checked inside the equality's index.
+   */
+  indexesCarry?: string;
 }
 
-/** A list request as a service hands it to a repository, which adds its database and table. */
-export type AccountList = Omit<ListRequest, 'db' | 'table'>;
+/** A list request as a service hands it to a repository, which adds what it knows of its table. */
+export type AccountList = Omit<ListRequest, 'db' | 'table' | 'indexesCarry'>;
 
 // The ways of finding a page, and what each costs in rows read walking the table in id order:
 // - 'index': every match read through a filter's index, then sorted by id; about this many
@@ -45,13 +50,18 @@ const TABLE_WALK_MIN_DENSITY = 0.5;
 //   id), each entry's row looked up for the other filters, until the page is full; about this
 //   many rows for each entry (1.6 to 2 measured at 1,000,000 rows).
 const INDEX_WALK_COST = 2;
+// - 'covered' (counting only): an equality's index read without its rows, the other filters all
+//   on a column the index carries (ListRequest.indexesCarry); about this many rows for each entry
+//   (0.08 us an entry against 0.6 us a row walked, measured at 1,000,000 rows).
+const COVERED_READ_COST = 0.15;
 
 type Plan = { way: 'index' } | { way: 'table' } | { way: 'equality'; filter: Filter };
+type CountPlan = { way: 'index' } | { way: 'table' } | { way: 'covered'; filter: Filter };
 
 /**
  * Reads one page of an account's rows in ascending id order, with the exact number of rows
- * matching the filters. The count is taken from `facts` when known (else counted through the
- * filters' indexes, or by walking the rows when they are all broad: everyColumnBroad). A page
+ * matching the filters. The count is taken from `facts` when known (else counted the cheapest
+ * way: cheapestCountPlan). A page
  * starts from the nearest page boundary known, by id, instead of an OFFSET from the first row.
  * It is found the cheapest of three ways (Plan): all matches through an index and sorted, when
  * they are few; else by walking rows in id order and stopping after 100 matches, through the
@@ -85,8 +95,11 @@ export async function listRows<Row extends { id: number }>(
       .$if(byRow.length > 0, (qb) => qb.where((eb) => filtersToSql(eb, table, accountId, byRow, unindexed)));
   };
   async function count(filters: Filter[]): Promise<number> {
-    const walk = indexHints && (await everyColumnBroad(request, filters, count)) ? await tableWalk() : undefined;
-    const rows = walk ? matching(walk.from.where(`${table}.id`, '>=', walk.first), filters, []) : matching(all, filters, filters);
+    const plan: CountPlan = indexHints ? await cheapestCountPlan(request, filters, count) : { way: 'index' };
+    const walk = plan.way === 'table' ? await tableWalk() : undefined;
+    const rows = walk
+      ? matching(walk.from.where(`${table}.id`, '>=', walk.first), filters, [])
+      : matching(all, filters, plan.way === 'covered' ? [plan.filter] : filters);
     return Number((await rows.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
   }
 
@@ -132,25 +145,40 @@ async function cheapestPlan(request: ListRequest, rowsToPage: number, count: (fi
 }
 
 /**
- * Whether filters on several columns each match, a column's filters counted alone (through
- * its own index, and cached like any count), so many rows that looking every one of them up
- * would cost more than reading the table. Counting such filters together, SQLite left to
- * itself may pick one of their indexes and look every row up: 2 s to 5.6 s instead of 0.6 s
- * walking the table, for `cart_integration.in=a,b&amount.gte=19.99` at 1,000,000 rows. It
- * stops counting at the first column selective enough.
+ * How to count filters on several columns, a planner that takes hints being told which index
+ * to use. Each column's filters are counted alone first, through its own index only, and cached
+ * like any count. Left to itself, SQLite picks one of the indexes and looks up every row it
+ * holds ('index', costed as if it picked the most selective); walking the account's rows costs
+ * less when every column matches a quarter of the rows or more (a count of
+ * `cart_integration.in=a,b&amount.gte=19.99` at 1,000,000 rows: 0.6 s instead of 2 s to 5.6 s),
+ * and reading an equality's index alone when the other filters are on a column it carries (S3's
+ * month and source: 9 ms to 35 ms instead of 93 ms to 120 ms).
  */
-async function everyColumnBroad(request: ListRequest, filters: Filter[], count: (filters: Filter[]) => Promise<number>): Promise<boolean> {
-  const { everything, factsOf } = request;
+async function cheapestCountPlan(request: ListRequest, filters: Filter[], count: (filters: Filter[]) => Promise<number>): Promise<CountPlan> {
+  const { everything, factsOf, indexesCarry } = request;
   const byColumn = new Map<string, Filter[]>();
   for (const filter of filters) byColumn.set(filter.column.name, [...(byColumn.get(filter.column.name) ?? []), filter]);
-  if (byColumn.size < 2) return false;
+  if (byColumn.size < 2) return { way: 'index' };
   everything.total ??= await count([]);
-  for (const columnFilters of byColumn.values()) {
+  const matches = new Map<string, number>();
+  for (const [column, columnFilters] of byColumn) {
     const alone = factsOf(columnFilters);
-    alone.total ??= await count(columnFilters);
-    if (alone.total * INDEX_READ_COST < everything.total) return false;
+    matches.set(column, (alone.total ??= await count(columnFilters)));
   }
-  return true;
+  let best: { plan: CountPlan; cost: number } = { plan: { way: 'index' }, cost: Math.min(...matches.values()) * INDEX_READ_COST };
+  const consider = (plan: CountPlan, cost: number) => {
+    if (cost < best.cost) best = { plan, cost };
+  };
+  consider({ way: 'table' }, everything.total);
+  // The equality alone on its column, beside filters on the column its index carries and no other.
+  const besideCarriedOnly = (filter: Filter) =>
+    byColumn.size === 2 && indexesCarry !== undefined && byColumn.has(indexesCarry) && byColumn.get(filter.column.name)!.length === 1;
+  for (const filter of filters) {
+    if (isIndexedEquality(filter) && filter.column.name !== indexesCarry && besideCarriedOnly(filter)) {
+      consider({ way: 'covered', filter }, matches.get(filter.column.name)! * COVERED_READ_COST);
+    }
+  }
+  return best.plan;
 }
 
 /** `column=value` on a column of the table itself, whose (account_id, column, id) index holds its matches in id order. */

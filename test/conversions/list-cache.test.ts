@@ -10,18 +10,19 @@ import { accountWithKey, conversionRecord, describeEachEngine, insertConversions
  */
 
 interface Page {
-  entries: { id: number; receipt: string; amount: number; user_id: string; cart_integration: string }[];
+  entries: { id: number; receipt: string; amount: number; user_id: string; cart_integration: string; created_at: string }[];
   totalEntries: number;
   totalPages: number;
 }
 
 const CARTS = ['clickbank', 'digistore', 'buygoods'];
 
-/** 340 records: most with amount 10, every tenth 500; three carts in turn; user u7 on every fiftieth. */
+/** Records: most with amount 10, every tenth 500; three carts in turn; user u7 on every fiftieth; a day of March 2026 in turn. */
 function records(count: number, tag: string): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, index) =>
     conversionRecord({
       receipt: `${tag}-${index}`,
+      created_at: `2026-03-${String(1 + (index % 28)).padStart(2, '0')}T12:00:00Z`,
       amount: index % 10 === 0 ? 500 : 10,
       cart_integration: CARTS[index % CARTS.length],
       user_id: index % 50 === 0 ? 'u7' : `u-${tag}-${index}`,
@@ -61,6 +62,11 @@ describeEachEngine('list counts and pages stay exact', (engine) => {
       query: 'cart_integration.in=clickbank,buygoods&amount.gte=5',
       why: 'filters two columns that each match most rows (counted walking the rows)',
       keep: (row: Page['entries'][number]) => row.cart_integration !== 'digistore',
+    },
+    {
+      query: 'cart_integration=clickbank&created_at.gte=2026-03-08&created_at.lt=2026-03-15',
+      why: "pairs an equality with a date range (counted in the equality's index, which carries the date)",
+      keep: (row: Page['entries'][number]) => row.cart_integration === 'clickbank' && row.created_at >= '2026-03-08' && row.created_at < '2026-03-15',
     },
     {
       query: 'cart_integration=clickbank&amount=10',
