@@ -78,7 +78,7 @@ export class AssetService {
       etag: listETag('assets', accountId, dataVersion, listQuery, origin),
       read: async () => {
         const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
-        const page = await this.assets.listJson({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed, indexHints: this.database.indexHints });
+        const page = await this.assets.listJson({ accountId, query: listQuery, ...cached, planner: this.database });
         const base = await this.publicBase(accountId, origin);
         return { ...page, entries: page.entries.map((asset) => listedEntry(asset, base)) };
       },

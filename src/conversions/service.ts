@@ -24,7 +24,7 @@ export class ConversionService {
       etag: listETag('conversions', accountId, dataVersion, listQuery),
       read: async () => {
         const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
-        const page = await this.conversions.listJson({ accountId, query: listQuery, ...cached, unindexed: this.database.unindexed, indexHints: this.database.indexHints });
+        const page = await this.conversions.listJson({ accountId, query: listQuery, ...cached, planner: this.database });
         return { ...page, entries: page.entries.map((entry) => withId(entry.id, entry.entry_json)) };
       },
     };

@@ -24,15 +24,20 @@ export interface ListRequest extends CachedFacts {
   table: string;
   accountId: number;
   query: ListQuery;
-  /** The adapter's way to keep a condition from choosing an index (Database.unindexed). */
-  unindexed: (ref: string) => Expression<unknown>;
-  /** Whether the planner follows `unindexed` (Database.indexHints). */
-  indexHints: boolean;
+  /** The database adapter's ways with its planner (a Database is one). */
+  planner: Planner;
   /**
    * A column that every column index of the table carries (conversions: created_at, migration
    * 0005), so that a filter on it beside an equality is checked inside the equality's index.
    */
   indexesCarry?: string;
+}
+
+export interface Planner {
+  /** A reference to a column that keeps a condition from choosing an index (Database.unindexed). */
+  unindexed(ref: string): Expression<unknown>;
+  /** Whether the planner follows `unindexed` (Database.indexHints). */
+  indexHints: boolean;
 }
 
 /** A list request as a service hands it to a repository, which adds what it knows of its table. */
@@ -73,7 +78,8 @@ export async function listRows<Row extends { id: number }>(
   request: ListRequest,
   select: (rows: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(request.table),
 ): Promise<ListPage<Row>> {
-  const { db, table, accountId, query, facts, everything, unindexed, indexHints } = request;
+  const { db, table, accountId, query, facts, everything } = request;
+  const { unindexed, indexHints } = request.planner;
   const all = db.selectFrom(table).where(`${table}.account_id`, '=', accountId);
   const idAt = async (end: 'min' | 'max') => Number((await all.select((eb) => eb.fn[end](`${table}.id`).as('id')).executeTakeFirstOrThrow()).id ?? 0);
   /**
