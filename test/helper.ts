@@ -154,6 +154,15 @@ export async function insertConversions(database: Database, accountId: number, v
   );
 }
 
+/**
+ * `length` characters of `bytes` bytes each in UTF-8, in no pattern a database could compress
+ * away: a value at a byte limit that must fit an index entry as it is.
+ */
+export function variedText(length: number, bytes: 1 | 2 | 3): string {
+  const [first, count] = bytes === 1 ? [0x61, 26] : bytes === 2 ? [0x400, 0x100] : [0x4e00, 0x5000];
+  return Array.from({ length }, (_, index) => String.fromCodePoint(first + ((Math.imul(index + 1, 2654435761) >>> 0) % count))).join('');
+}
+
 /** A valid conversion record with every field set; override what the test is about. */
 export function conversionRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -4,7 +4,9 @@ import type { TypeFlag, TypeFlags } from './schema.js';
 /** Pure rules about what an asset may be called, where it may live, and what it is. */
 
 export const MAX_NAME_LENGTH = 255;
-export const MAX_FOLDER_LENGTH = 1024;
+// Folders in bytes of UTF-8 and addresses in ASCII: each goes into an index entry, which
+// PostgreSQL limits to 2,704 bytes (with a name of 255 characters, at most 765 bytes).
+export const MAX_FOLDER_BYTES = 1024;
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DIMENSION = 1_000_000;
 
@@ -29,7 +31,9 @@ export function checkName(name: string): string {
 /** A folder path: "" for the root, or valid names joined by "/", no leading or trailing "/". */
 export function checkFolder(folder: string): string {
   if (folder === '') return folder;
-  if (folder.length > MAX_FOLDER_LENGTH) throw badRequest(`folder must be at most ${MAX_FOLDER_LENGTH} characters`);
+  if (Buffer.byteLength(folder) > MAX_FOLDER_BYTES) {
+    throw badRequest(`folder must be at most ${MAX_FOLDER_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`);
+  }
   for (const segment of folder.split('/')) {
     const problem = nameProblem(segment);
     if (problem) {
@@ -39,8 +43,11 @@ export function checkFolder(folder: string): string {
   return folder;
 }
 
+/**
+ * The address as the URL standard writes it, which is what is stored: all ASCII (a host outside
+ * ASCII in punycode, other characters percent-encoded), as a Location header must be.
+ */
 export function checkUrl(url: string): string {
-  if (url.length > MAX_URL_LENGTH) throw badRequest(`url must be at most ${MAX_URL_LENGTH} characters`);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -48,7 +55,10 @@ export function checkUrl(url: string): string {
     throw badRequest('url must be an absolute http or https address');
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw badRequest('url must be an absolute http or https address');
-  return url;
+  if (parsed.href.length > MAX_URL_LENGTH) {
+    throw badRequest(`url must be at most ${MAX_URL_LENGTH} characters as an address (a character outside ASCII counts percent-encoded, 3 to 12)`);
+  }
+  return parsed.href;
 }
 
 export function parseFormBoolean(field: string, value: string): boolean {

@@ -22,7 +22,12 @@ const ImportRecord = Type.Object(importProperties, { additionalProperties: false
 const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
-export const MAX_TEXT_LENGTH = 2048;
+/**
+ * The longest text value, and tracking code, in bytes of UTF-8: every text column is indexed,
+ * and PostgreSQL refuses an index entry over 2,704 bytes (2,048 characters of Chinese, 6,144
+ * bytes, would fail the whole import there and not on SQLite).
+ */
+export const MAX_TEXT_BYTES = 2048;
 
 export type ValidationResult = { row: NewConversion } | { problems: string[] };
 
@@ -38,7 +43,10 @@ export function validateConversion(record: unknown): ValidationResult {
     problems.push('created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z');
   }
   for (const [name, value] of Object.entries(input)) {
-    if (typeof value === 'string' && value.length > MAX_TEXT_LENGTH) problems.push(`${name} is longer than ${MAX_TEXT_LENGTH} characters`);
+    const texts = (Array.isArray(value) ? value : [value]).filter((item) => typeof item === 'string');
+    if (texts.some((text) => Buffer.byteLength(text) > MAX_TEXT_BYTES)) {
+      problems.push(`${name} is longer than ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`);
+    }
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
   return { row: toRow(input, createdAt!) };

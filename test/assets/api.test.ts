@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import { accountWithKey, describeEachEngine, png, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, describeEachEngine, png, startTestApp, variedText, type TestContext } from '../helper.js';
 
 /**
  * The asset API over multipart forms: interface 2.2 and 4.1 to 4.5, decisions §3, §4, §7 and §8,
@@ -305,7 +305,8 @@ describeEachEngine('assets API: create', (engine) => {
     { why: 'folder has a "." segment', fields: { name: 'f7.txt', content: 'x', folder: 'a/./b' } },
     { why: 'folder has a control character', fields: { name: 'f8.txt', content: 'x', folder: 'bad\nfolder' } },
     { why: 'folder has a segment of 256 characters', fields: { name: 'f9.txt', content: 'x', folder: `ok/${'s'.repeat(256)}` } },
-    { why: 'folder is longer than 1,024 characters', fields: { name: 'f10.txt', content: 'x', folder: Array(6).fill('x'.repeat(200)).join('/') } },
+    { why: 'folder is longer than 1,024 bytes', fields: { name: 'f10.txt', content: 'x', folder: Array(6).fill('x'.repeat(200)).join('/') } },
+    { why: 'folder is longer than 1,024 bytes of UTF-8 in 343 characters', fields: { name: 'f11.txt', content: 'x', folder: `${variedText(255, 3)}/${variedText(87, 3)}` } },
     // urls
     { why: 'url is ftp', fields: { name: 'u1.png', url: 'ftp://example.com/a.png' } },
     { why: 'url has no scheme', fields: { name: 'u2.png', url: 'example.com/a.png' } },
@@ -316,6 +317,7 @@ describeEachEngine('assets API: create', (engine) => {
     { why: 'url is empty', fields: { name: 'u7.txt', url: '' } },
     { why: 'url is not a URL at all', fields: { name: 'u8.txt', url: 'http://' } },
     { why: 'url is longer than 2,048 characters', fields: { name: 'u9.png', url: `https://example.com/${'p'.repeat(2030)}.png` } },
+    { why: 'url is longer than 2,048 characters once its 230 non-ASCII characters are percent-encoded', fields: { name: 'u10.png', url: `https://example.com/${variedText(230, 3)}` } },
     // fields
     { why: 'an unknown field is given', fields: { name: 'k1.txt', content: 'x', colour: 'red' } },
     { why: 'a field name differs only in case', fields: { Name: 'k2.txt', content: 'x' } },
@@ -374,6 +376,24 @@ describeEachEngine('assets API: create', (engine) => {
     const entry = await api.entry(id2);
     assert.equal(entry.name, 'Grüße aus Köln – 日本.txt');
     assert.equal(entry.folder, 'Über uns/2026');
+  });
+
+  test('the longest folder, name and url, in characters outside ASCII, are accepted and read back on every engine', async () => {
+    const folder = `${variedText(255, 2)}/${variedText(255, 2)}/ab`; // 1,024 bytes
+    const name = `${variedText(251, 3)}.png`; // 255 characters
+    const url = `https://example.com/${variedText(2024, 1)}.png`; // 2,048 characters
+    const id = await api.created({ name, folder, url });
+    const entry = await api.entry(id);
+    assert.deepEqual([entry.name, entry.folder, entry.url], [name, folder, url]);
+  });
+
+  test('a url is stored as an address: a host outside ASCII in punycode, other characters percent-encoded, and redirected to', async () => {
+    const id = await api.created({ name: 'intl.png', url: 'https://bücher.example/图 1.png?q=é' });
+    const expected = 'https://xn--bcher-kva.example/%E5%9B%BE%201.png?q=%C3%A9';
+    assert.equal((await api.entry(id)).url, expected);
+    const content = await api.get(`/api/v1/assets/${id}/content`);
+    assert.equal(content.statusCode, 302, content.body);
+    assert.equal(content.headers.location, expected);
   });
 
   // Type flags: the name's extension (decisions §8), checked on remote assets, where there are no bytes to sniff.
