@@ -7,9 +7,12 @@ export const PAYMENT_METHODS = ['creditcard', 'paypal'] as const;
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const text = (description?: string) => nullable(Type.String(description ? { description } : {}));
 
+// The most products, tracking codes or payouts one conversion holds: an order has a few.
+const MAX_ITEMS = 100;
+
 export const Product = Type.Object(
   {
-    sku: Type.String(),
+    sku: Type.String({ maxLength: 2048 }),
     price: Type.Number(),
     qty: Type.Integer({ minimum: 0 }),
   },
@@ -27,10 +30,11 @@ export const ConversionEntry = Type.Object(
     amount: nullable(Type.Number()),
     tax_amount: nullable(Type.Number()),
     shipping_amount: nullable(Type.Number()),
-    products: Type.Array(Product),
+    products: Type.Array(Product, { maxItems: MAX_ITEMS }),
     email: nullable(Type.String({ format: 'email', maxLength: 320, description: 'Buyer e-mail address' })),
     user_id: text(),
-    page_id: nullable(Type.Integer()),
+    // Whole numbers that JSON carries exactly, which PostgreSQL's bigint holds too.
+    page_id: nullable(Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })),
     page_version: nullable(Type.String({ pattern: '^[a-z]$', description: 'One letter, a to z' })),
     upsell_flow_id: text(),
     upsell_session: text(),
@@ -42,7 +46,7 @@ export const ConversionEntry = Type.Object(
     affiliate: text(),
     vendor: text(),
     role: text(),
-    tracking_codes: Type.Array(Type.String()),
+    tracking_codes: Type.Array(Type.String(), { maxItems: MAX_ITEMS }),
     referrer: text('Referrer URL the visitor came from'),
     referrer_name: text('Such as a search engine or social network'),
     referrer_medium: text('Such as email, search, social'),
@@ -57,7 +61,7 @@ export const ConversionEntry = Type.Object(
     last_name: text(),
     zip_code: text(),
     payment_method: nullable(Type.Union(PAYMENT_METHODS.map((method) => Type.Literal(method)))),
-    affiliate_payouts: Type.Array(Type.Number()),
+    affiliate_payouts: Type.Array(Type.Number(), { maxItems: MAX_ITEMS }),
   },
   { additionalProperties: false, $id: 'ConversionEntry' },
 );

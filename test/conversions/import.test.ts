@@ -329,10 +329,15 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
   { says: 'email has a domain', record: conversionRecord({ email: 'buyer@' }), names: /email/ },
   { says: 'tracking_codes are strings', record: conversionRecord({ tracking_codes: [1] }), names: /tracking_codes/ },
   { says: 'text is at most 2,048 bytes of UTF-8, here 683 characters', record: conversionRecord({ utm_campaign: variedText(683, 3) }), names: /utm_campaign/ },
+  { says: 'at most 100 tracking codes', record: conversionRecord({ tracking_codes: Array.from({ length: 101 }, (_, i) => `t${i}`) }), names: /tracking_codes/ },
+  { says: 'at most 100 products', record: conversionRecord({ products: Array.from({ length: 101 }, () => ({ sku: 'S', price: 1, qty: 1 })) }), names: /products/ },
+  { says: 'at most 100 affiliate payouts', record: conversionRecord({ affiliate_payouts: Array(101).fill(1) }), names: /affiliate_payouts/ },
+  { says: 'a product sku is at most 2,048 characters', record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }), names: /sku/ },
   { says: 'a tracking code is at most 2,048 bytes', record: conversionRecord({ tracking_codes: ['ok', 'x'.repeat(2049)] }), names: /tracking_codes/ },
   { says: 'affiliate_payouts are numbers', record: conversionRecord({ affiliate_payouts: ['1.5'] }), names: /affiliate_payouts/ },
   { says: 'amount is a number', record: conversionRecord({ amount: '19.99' }), names: /amount/ },
   { says: 'page_id is an integer', record: conversionRecord({ page_id: 1.5 }), names: /page_id/ },
+  { says: 'page_id is a whole number JSON carries exactly (PostgreSQL refused 1e20)', record: conversionRecord({ page_id: 1e20 }), names: /page_id/ },
   { says: 'mobile is a boolean', record: conversionRecord({ mobile: 'yes' }), names: /mobile/ },
   { says: 'no unknown fields', record: conversionRecord({ colour: 'red' }), names: /colour/ },
   { says: 'no id: the service assigns it', record: conversionRecord({ id: 5 }), names: /\bid\b/ },
@@ -360,10 +365,12 @@ const VALID: { says: string; record: Record<string, unknown> }[] = [
   { says: 'null optional fields', record: conversionRecord({ email: null, country: null, currency: null, page_version: null, mobile: null }) },
   {
     // Within what PostgreSQL can index: each value goes into an index entry of its column.
-    says: 'every free text field and a tracking code at 2,048 bytes, written outside ASCII',
+    says: 'every free text field and a tracking code at 2,048 bytes, written outside ASCII, and 100 of each list',
     record: conversionRecord({
       ...Object.fromEntries(FREE_TEXT_FIELDS.map((field) => [field, variedText(1024, 2)])),
-      tracking_codes: [`${variedText(682, 3)}ab`],
+      tracking_codes: [`${variedText(682, 3)}ab`, ...Array.from({ length: 99 }, (_, i) => `t${i}`)],
+      products: Array.from({ length: 100 }, (_, i) => ({ sku: `${i}${'s'.repeat(2040)}`.slice(0, 2048), price: 1, qty: 1 })),
+      affiliate_payouts: Array(100).fill(1.5),
     }),
   },
 ];
