@@ -47,6 +47,8 @@ export function validateConversion(record: unknown): ValidationResult {
     if (texts.some((text) => Buffer.byteLength(text) > MAX_TEXT_BYTES)) {
       problems.push(`${name} is longer than ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`);
     }
+    // PostgreSQL's text cannot hold it.
+    if (texts.some((text) => text.includes('\u0000'))) problems.push(`${name} contains the NUL character (U+0000), which text cannot hold`);
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
   return { row: toRow(input, createdAt!) };

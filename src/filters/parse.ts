@@ -110,8 +110,8 @@ type Parsed = { span: SecondSpan } | { value: Scalar };
 const EXPECTED: Record<ColumnType, string> = {
   integer: 'a whole number such as 42',
   number: 'a number such as 19.99',
-  string: `text of at most ${MAX_VALUE_LENGTH} characters`,
-  stringArray: `text of at most ${MAX_VALUE_LENGTH} characters`,
+  string: `text of at most ${MAX_VALUE_LENGTH} characters, without the NUL character`,
+  stringArray: `text of at most ${MAX_VALUE_LENGTH} characters, without the NUL character`,
   timestamp: 'a date such as 2026-11-22 or a timestamp such as 2026-11-22T10:00:00Z',
   boolean: 't or f',
 };
@@ -145,7 +145,8 @@ function parseTyped(type: ColumnType, text: string): Parsed | undefined {
     }
     case 'string':
     case 'stringArray':
-      return text.length <= MAX_VALUE_LENGTH ? { value: text } : undefined;
+      // PostgreSQL's text cannot hold U+0000, nor can a stored value have it (validate.ts).
+      return text.length <= MAX_VALUE_LENGTH && !text.includes('\u0000') ? { value: text } : undefined;
   }
 }
 

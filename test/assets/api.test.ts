@@ -973,6 +973,8 @@ describeEachEngine('assets API: listing', (engine) => {
       ['?page=0', /page/],
       ['?page=x', /page/],
       ['?folder=a&folder=b', /folder/],
+      ['?folder=%00', /folder/],
+      ['?name.in=a.png,b%00.png', /name\.in/],
     ];
     for (const [query, pattern] of cases) assertRefused(await api.get(`/api/v1/assets${query}`), 400, pattern);
   });

@@ -333,6 +333,8 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
   { says: 'at most 100 products', record: conversionRecord({ products: Array.from({ length: 101 }, () => ({ sku: 'S', price: 1, qty: 1 })) }), names: /products/ },
   { says: 'at most 100 affiliate payouts', record: conversionRecord({ affiliate_payouts: Array(101).fill(1) }), names: /affiliate_payouts/ },
   { says: 'a product sku is at most 2,048 characters', record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }), names: /sku/ },
+  { says: 'text without the NUL character (PostgreSQL cannot hold it)', record: conversionRecord({ utm_source: 'a\u0000b' }), names: /utm_source/ },
+  { says: 'a tracking code without the NUL character', record: conversionRecord({ tracking_codes: ['\u0000'] }), names: /tracking_codes/ },
   { says: 'a tracking code is at most 2,048 bytes', record: conversionRecord({ tracking_codes: ['ok', 'x'.repeat(2049)] }), names: /tracking_codes/ },
   { says: 'affiliate_payouts are numbers', record: conversionRecord({ affiliate_payouts: ['1.5'] }), names: /affiliate_payouts/ },
   { says: 'amount is a number', record: conversionRecord({ amount: '19.99' }), names: /amount/ },

@@ -271,6 +271,9 @@ const BAD_FILTERS: BadCase[] = [
   { says: 'unbalanced quotes in in', query: 'utm_campaign.in=%22spring,sale', names: 'utm_campaign.in' },
   { says: 'a string value over 2,048 characters', query: `country=${'U'.repeat(2049)}`, names: 'country' },
   { says: 'an array value over 2,048 characters', query: `tracking_codes=${'t'.repeat(2049)}`, names: 'tracking_codes' },
+  { says: 'a string value with the NUL character (PostgreSQL cannot compare it)', query: 'utm_source=a%00b', names: 'utm_source' },
+  { says: 'an in value with the NUL character', query: 'utm_source.in=a,%00', names: 'utm_source.in' },
+  { says: 'an array value with the NUL character', query: 'tracking_codes=%00', names: 'tracking_codes' },
   { says: 'more than 100 values in in', query: `page_id.in=${Array.from({ length: 101 }, (_, i) => i).join(',')}`, names: 'page_id.in' },
   { says: 'a bad filter beside a good one', query: 'country=US&amount=abc', names: 'amount' },
 ];
