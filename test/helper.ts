@@ -7,6 +7,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { describe } from 'node:test';
+import SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import S3rver from 's3rver';
@@ -14,7 +15,7 @@ import { AccountService } from '../src/accounts/service.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { importConversions, type SourceRecord } from '../src/conversions/import.js';
-import { openDatabase, type Database } from '../src/db/database.js';
+import { openDatabase, sqliteFile, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { BlobStore } from '../src/storage/blob-store.js';
 import { openBlobStore } from '../src/storage/open-blob-store.js';
@@ -152,6 +153,30 @@ export async function insertConversions(database: Database, accountId: number, v
       throw new Error(`${error.message}\n${problems.join('\n')}`);
     },
   );
+}
+
+/**
+ * Another writer inside its transaction, as an import is: on SQLite it holds the one write lock,
+ * on PostgreSQL the account's row, which every write of the account updates (its data version).
+ * Returns what ends the transaction.
+ */
+export async function holdWrites(database: TestDatabase, accountId: number): Promise<() => Promise<void>> {
+  if (database.databaseUrl === undefined) {
+    const connection = new SQLite(sqliteFile(database.dataDir));
+    connection.exec('begin immediate');
+    return async () => {
+      connection.exec('rollback');
+      connection.close();
+    };
+  }
+  const client = new pg.Client({ connectionString: database.databaseUrl });
+  await client.connect();
+  await client.query('begin');
+  await client.query('select 1 from accounts where id = $1 for update', [accountId]);
+  return async () => {
+    await client.query('rollback');
+    await client.end();
+  };
 }
 
 /**

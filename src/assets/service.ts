@@ -107,7 +107,7 @@ export class AssetService {
   /** Streams bytes into the blob store under a new, journalled key. */
   async stage(accountId: number, source: Readable): Promise<StagedBlob> {
     const key = `${accountId}/${randomBytes(16).toString('hex')}`;
-    await this.assets.journalBlob(key, nowSeconds());
+    await this.assets.journalBlob(key, nowSeconds()).catch((error) => this.refuseWhenBusy(error));
     const measure = new MeasuringStream(HEAD_BYTES);
     // pipeline() passes a source's failure on, even one that failed before it got here (a form
     // cut short): the put then fails too, where pipe() would wait forever.
@@ -276,8 +276,14 @@ export class AssetService {
       if (clash && this.database.isUniqueViolation(error)) {
         throw badRequest(`an asset named "${clash.name}" already exists in ${clash.folder === '' ? 'the root folder' : `folder "${clash.folder}"`}`);
       }
-      throw error;
+      return this.refuseWhenBusy(error);
     }
+  }
+
+  /** A write that waited out another writer (an import, on SQLite) is refused, to be sent again. */
+  private refuseWhenBusy(error: unknown): never {
+    if (this.database.isBusy(error)) throw badRequest('the database is busy with another write, such as a conversions import; send this again once it has finished');
+    throw error;
   }
 
   private async publicBase(accountId: number, origin: string): Promise<string> {

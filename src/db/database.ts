@@ -17,6 +17,11 @@ export interface Database {
   /** Whether a failed statement broke a unique constraint. */
   isUniqueViolation(error: unknown): boolean;
   /**
+   * Whether a write gave up waiting for another writer: SQLite has one at a time and waits 5 s
+   * (an import holds it to its end); PostgreSQL writers wait on each other's rows only.
+   */
+  isBusy(error: unknown): boolean;
+  /**
    * Moves every auto-increment counter past the largest id its table holds, so that rows copied
    * in with their ids (migrate-data) are not collided with by new ones. PostgreSQL's sequences do
    * not notice explicit ids; SQLite's AUTOINCREMENT does, so there it does nothing. `executor`
@@ -104,6 +109,7 @@ function openSqlite(dataDir: string): Database {
       text: sql`text`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
     resetSequences: async () => {},
     unindexed: (ref) => sql`+${sql.ref(ref)}`,
     indexHints: true,
@@ -190,6 +196,7 @@ function openPostgres(connectionString: string, poolSize: number): Database {
       text: sql`text collate "C"`,
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
+    isBusy: () => false,
     resetSequences: async (executor = db) => {
       // Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made.
       const { rows } = await sql<{ table_name: string; column_name: string }>`

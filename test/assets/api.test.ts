@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import { accountWithKey, describeEachEngine, png, startTestApp, variedText, type TestContext } from '../helper.js';
+import { accountWithKey, describeEachEngine, holdWrites, png, startTestApp, variedText, type TestContext } from '../helper.js';
 
 /**
  * The asset API over multipart forms: interface 2.2 and 4.1 to 4.5, decisions §3, §4, §7 and §8,
@@ -357,6 +357,34 @@ describeEachEngine('assets API: create', (engine) => {
       await assertNoStrayBytes(ctx);
     });
   }
+
+  test('a create while another writer is in its transaction: SQLite refuses it after a 5 s wait with a 400 that keeps nothing, PostgreSQL waits for it', async () => {
+    const writer = await accountWithKey(ctx.accounts, 'while-importing');
+    const writes = client(ctx, writer.key);
+    const rowsBefore = await assetRows(ctx);
+    const endTransaction = await holdWrites(ctx.database, writer.accountId);
+    let ended = false;
+    const release = async () => {
+      if (!ended) await endTransaction();
+      ended = true;
+    };
+    try {
+      const answer = writes.create({ name: 'during.txt', content: 'x' });
+      if (engine === 'sqlite') {
+        assertRefused(await answer, 400, /busy with another write/);
+        assert.deepEqual(await assetRows(ctx), rowsBefore, 'no row was added');
+      } else {
+        const settled = await Promise.race([answer.then(() => 'answered'), new Promise((resolve) => setTimeout(resolve, 300, 'waiting'))]);
+        assert.equal(settled, 'waiting');
+        await release();
+        assert.equal((await answer).statusCode, 200);
+      }
+    } finally {
+      await release();
+    }
+    await assertNoStrayBytes(ctx);
+    assert.equal((await writes.create({ name: 'after.txt', content: 'x' })).statusCode, 200, 'the writer done, writes go through');
+  });
 
   test('create is a 400 when the body is JSON rather than a multipart form', async () => {
     const response = await ctx.app.inject({
