@@ -18,7 +18,7 @@ export const AssetEntry = Type.Object(
     text: Type.Boolean(),
     width: nullable(Type.Integer({ description: 'Pixels, for images' })),
     height: nullable(Type.Integer({ description: 'Pixels, for images' })),
-    url: nullable(Type.String({ description: 'The remote address of a remote (hotlinked) asset; null for a local one' })),
+    url: nullable(Type.String({ description: 'The remote address of a remote (hotlinked) asset, as the URL standard writes it (ASCII); null for a local one' })),
     async: Type.Boolean({ description: 'For scripts' }),
     defer: Type.Boolean({ description: 'For scripts' }),
     size: nullable(Type.Integer({ description: 'Bytes of a local asset; null for a remote one' })),

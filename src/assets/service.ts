@@ -122,10 +122,18 @@ export class AssetService {
     return { key, size: measure.size, etag: measure.digest().slice(0, 32), head: measure.head };
   }
 
-  /** Removes staged bytes that will not be used. */
+  /**
+   * Removes bytes that will not be used. It never fails the request it ends: bytes it cannot
+   * remove now (the store or the database unavailable, or busy) stay on the journal, and the
+   * sweep removes them (sweepOrphanedBlobs).
+   */
   async discard(key: string): Promise<void> {
-    await this.blobs.delete(key);
-    await this.assets.forgetBlob(key);
+    try {
+      await this.blobs.delete(key);
+      await this.assets.forgetBlob(key);
+    } catch {
+      // Left journalled for the sweep.
+    }
   }
 
   async create(accountId: number, form: AssetForm): Promise<number> {
