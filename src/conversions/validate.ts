@@ -43,15 +43,23 @@ export function validateConversion(record: unknown): ValidationResult {
     problems.push('created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z');
   }
   for (const [name, value] of Object.entries(input)) {
-    const texts = (Array.isArray(value) ? value : [value]).filter((item) => typeof item === 'string');
-    if (texts.some((text) => Buffer.byteLength(text) > MAX_TEXT_BYTES)) {
-      problems.push(`${name} is longer than ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`);
-    }
-    // PostgreSQL's text cannot hold it.
-    if (texts.some((text) => text.includes('\u0000'))) problems.push(`${name} contains the NUL character (U+0000), which text cannot hold`);
+    const problem = Array.isArray(value) ? value.map(textProblem).find((found) => found !== undefined) : textProblem(value);
+    if (problem) problems.push(`${name} ${problem}`);
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
   return { row: toRow(input, createdAt!) };
+}
+
+/** What keeps a text value (or a tracking code) out of the database, if anything. */
+function textProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  // A UTF-16 unit takes at most 3 bytes of UTF-8: only long text needs counting.
+  if (value.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(value) > MAX_TEXT_BYTES) {
+    return `is longer than ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`;
+  }
+  // PostgreSQL's text cannot hold it.
+  if (value.includes('\u0000')) return 'contains the NUL character (U+0000), which text cannot hold';
+  return undefined;
 }
 
 function toRow(input: Record<string, any>, createdAt: number): NewConversion {
