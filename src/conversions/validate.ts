@@ -23,9 +23,9 @@ const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
 /**
- * The longest text value, and tracking code, in bytes of UTF-8: every text column is indexed,
- * and PostgreSQL refuses an index entry over 2,704 bytes (2,048 characters of Chinese, 6,144
- * bytes, would fail the whole import there and not on SQLite).
+ * The longest text value, and tracking code, in bytes of UTF-8: most text columns are indexed,
+ * as are tracking codes, and PostgreSQL refuses an index entry over 2,704 bytes (2,048 Chinese
+ * characters, 6,144 bytes, failed the whole import there and not on SQLite).
  */
 export const MAX_TEXT_BYTES = 2048;
 

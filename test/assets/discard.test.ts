@@ -44,7 +44,8 @@ describeEachEngine('bytes that cannot be removed at once are left to the sweep',
     deletesFail = false;
     assert.ok(refused instanceof AppError && refused.statusCode === 400, String(refused));
     assert.match(refused.message, /already exists/);
-    const [left] = await journal();
+    const [left, ...more] = await journal();
+    assert.deepEqual(more, []);
     assert.ok(left && (await files.stat(left)), 'the staged bytes wait on the journal');
     assert.equal(await assets.sweepOrphanedBlobs(0), 1);
     assert.equal(await files.stat(left), undefined);
@@ -57,8 +58,7 @@ describeEachEngine('bytes that cannot be removed at once are left to the sweep',
     deletesFail = true;
     await assets.update(accountId, id, { fields: content('new bytes') });
     deletesFail = false;
-    const bytes = await assets.forDownload(accountId, id);
-    assert.notEqual(bytes.blob_key, oldKey, 'the replacement is committed');
+    assert.notEqual((await assets.forDownload(accountId, id)).blob_key, oldKey, 'the replacement is committed');
     assert.deepEqual(await journal(), [oldKey]);
     assert.equal(await assets.sweepOrphanedBlobs(0), 1);
     assert.equal(await files.stat(oldKey), undefined);
