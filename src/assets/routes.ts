@@ -113,7 +113,8 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
     },
     async (request, reply) => {
       const row = await assets.forDownload(request.accountId, parseId((request.params as { id: string }).id, false));
-      if (!row.blob_key) return reply.redirect(row.url!, 302);
+      // As checkUrl stores it; urls stored before it did may hold characters a header cannot.
+      if (!row.blob_key) return reply.redirect(new URL(row.url!).href, 302);
       return sendBytes(request, reply, blobs, bytesOf(row), 'private, no-cache');
     },
   );

@@ -424,6 +424,14 @@ describeEachEngine('assets API: create', (engine) => {
     assert.equal(content.headers.location, expected);
   });
 
+  test('a url stored before urls were kept as addresses is redirected to as one', async () => {
+    const id = await api.created({ name: 'older.png', url: 'https://example.com/older.png' });
+    await ctx.database.db.updateTable('assets').set({ url: 'https://example.com/图.png' }).where('id', '=', id).execute();
+    const content = await api.get(`/api/v1/assets/${id}/content`);
+    assert.equal(content.statusCode, 302, content.body);
+    assert.equal(content.headers.location, 'https://example.com/%E5%9B%BE.png');
+  });
+
   // Type flags: the name's extension (decisions §8), checked on remote assets, where there are no bytes to sniff.
   const byExtension: [string, Flag][] = [
     ...['png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'svg', 'ico', 'bmp'].map((ext): [string, Flag] => [ext, 'image']),
