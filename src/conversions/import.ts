@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
+import split2 from 'split2';
 import type { Kysely } from 'kysely';
 import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
@@ -41,6 +41,10 @@ export interface ImportOptions {
 }
 
 const BATCH_SIZE = 250;
+// A conversion with every field at its limit, every character escaped, takes under 2,000,000
+// characters of JSON; a longer line is not one conversion (a whole JSON array, say) and is not
+// read into memory to its end.
+const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 const PROGRESS_EVERY = 100_000;
 // An import this large, and at least a quarter as large as the table was, is a bulk load
 // (Database.bulkLoad): on SQLite it rebuilds the indexes at its end, which reads the whole table,
@@ -128,14 +132,22 @@ export function readRecords(input: Readable, format: ImportFormat): AsyncIterabl
 
 async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let line = 0;
-  for await (const text of readline.createInterface({ input, crlfDelay: Infinity })) {
-    line += 1;
-    if (text.trim() === '') continue;
-    try {
-      yield { line, record: { value: JSON.parse(text) } };
-    } catch {
-      yield { line, record: { problems: ['not valid JSON'] } };
+  const tooLong = () => new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
+  // split2 stops reading when a line outgrows the limit across chunks; a chunk holding all of one is checked here.
+  const lines = input.pipe(split2({ maxLength: MAX_LINE_LENGTH }));
+  try {
+    for await (const text of lines) {
+      if (text.length > MAX_LINE_LENGTH) throw tooLong();
+      line += 1;
+      if (text.trim() === '') continue;
+      try {
+        yield { line, record: { value: JSON.parse(text) } };
+      } catch {
+        yield { line, record: { problems: ['not valid JSON'] } };
+      }
     }
+  } catch (error) {
+    throw (error as Error).message === 'maximum buffer reached' ? tooLong() : error;
   }
 }
 
@@ -143,6 +155,7 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
   const parser = input.pipe(
     parseCsv({
       bom: true,
+      max_record_size: MAX_LINE_LENGTH,
       skip_empty_lines: true,
       info: true,
       columns: (header: string[]) => {

@@ -130,6 +130,14 @@ describeEachEngine('conversions import on the command line', (engine) => {
     assert.deepEqual(body.entries.map(withoutId), ROWS.map(expectedEntry));
   });
 
+  test('a file whose line is longer than any conversion (a JSON array) is refused as it is read, naming the line, and nothing is imported', async () => {
+    const array = JSON.stringify(Array.from({ length: 10_000 }, (_, index) => ({ ...ROWS[0], receipt: `ARRAY-${index}` })));
+    const result = await importFile(write('array.ndjson', `${toNdjson(ROWS)}${array}\n`), 'array');
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stderr, new RegExp(`line ${ROWS.length + 1} is longer than 4194304 characters`));
+    assert.equal((await listing('array')).totalEntries, 0);
+  });
+
   test('a CSV file of the same rows (columns in another order) lists back identically to the NDJSON import', async () => {
     const columns = [...IMPORT_FIELDS].reverse();
     const result = await importFile(write('rows.csv', toCsv(ROWS, columns)), 'csv');
@@ -435,6 +443,19 @@ describeEachEngine('conversions import validation (decisions §9)', (engine) => 
     const { problems, error } = await run([JSON.stringify(conversionRecord({ utm_content: 'x'.repeat(2049) }))]);
     assert.ok(error instanceof ImportRejected);
     assert.match(problems[0]!.reason, /utm_content/);
+  });
+
+  test('a line longer than any conversion (a JSON array on one line) fails the import, naming it, and keeps nothing', async () => {
+    const before = await total();
+    const array = JSON.stringify(Array.from({ length: 10_000 }, () => conversionRecord()));
+    for (const [format, lines, says] of [
+      ['ndjson', [JSON.stringify(conversionRecord()), array], /line 2 is longer than 4194304 characters/],
+      ['csv', ['receipt,cart_integration,created_at', 'R-1,clickbank,2026-03-01', `"${'x'.repeat(5_000_000)}",clickbank,2026-03-01`], /maximum/i],
+    ] as const) {
+      const { error } = await run([...lines], format);
+      assert.match(String(error), says, format);
+      assert.equal(await total(), before, `${format}: nothing was imported`);
+    }
   });
 
   test('every problem of a bad line is reported, not only the first', async () => {
