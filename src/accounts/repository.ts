@@ -12,8 +12,14 @@ export class AccountRepository {
     return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
   }
 
-  /** Creates the account unless it exists (also when another process creates it first). */
+  /**
+   * Creates the account unless it exists (also when another process creates it first). It reads
+   * first, so that every start of the service after the first writes nothing: on SQLite a write
+   * waits for the one writer, an import holds it to its end, and the start would fail.
+   */
   async ensure(name: string, handle: string, now: number): Promise<Account> {
+    const existing = await this.findByName(name);
+    if (existing) return existing;
     await this.db
       .insertInto('accounts')
       .values({ name, handle, created_at: now })
@@ -24,7 +30,9 @@ export class AccountRepository {
     return account;
   }
 
+  /** Adds the key unless it is there, revoked or not; reads first, as `ensure` does. */
   async addKey(accountId: number, prefix: string, keyHash: string, now: number): Promise<void> {
+    if (await this.db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).executeTakeFirst()) return;
     await this.db
       .insertInto('api_keys')
       .values({ account_id: accountId, prefix, key_hash: keyHash, created_at: now, revoked_at: null })

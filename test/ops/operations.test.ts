@@ -8,6 +8,7 @@ import {
   accountWithKey,
   describeEachEngine,
   freshDatabase,
+  holdWrites,
   SERVICE_KEY,
   spawnService,
   startTestApp,
@@ -125,6 +126,32 @@ describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_RE
       assert.equal(await ask(), 401);
     } finally {
       await ctx.close();
+    }
+  });
+});
+
+describeEachEngine('starting beside another writer', (engine) => {
+  test('the service starts again, and answers, while another writer (an import) is in its transaction, with bytes to sweep', async () => {
+    const database = await freshDatabase(engine);
+    try {
+      await stopService(await spawnService(database));
+      // Journalled bytes of an interrupted upload: the start's sweep would write to remove them.
+      await database.db.insertInto('blob_journal').values({ blob_key: 'interrupted/upload', created_at: 0 }).execute();
+      const account = await database.db.selectFrom('accounts').select('id').where('name', '=', 'default').executeTakeFirstOrThrow();
+      const endTransaction = await holdWrites(database, account.id);
+      try {
+        const service = await spawnService(database);
+        try {
+          const response = await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'x-api-key': SERVICE_KEY } });
+          assert.equal(response.status, 200, await response.text());
+        } finally {
+          await stopService(service);
+        }
+      } finally {
+        await endTransaction();
+      }
+    } finally {
+      await database.close();
     }
   });
 });
