@@ -20,6 +20,9 @@ async function withDatabase<T>(work: (database: Database, config: Config) => Pro
   try {
     await migrateToLatest(database);
     return await work(database, config);
+  } catch (error) {
+    if (database.isBusy(error)) throw new Error('the database is busy with another writer, such as an import; run this again once it has finished');
+    throw error;
   } finally {
     await database.close();
   }

@@ -160,7 +160,7 @@ export async function insertConversions(database: Database, accountId: number, v
  * on PostgreSQL the account's row, which every write of the account updates (its data version).
  * Returns what ends the transaction.
  */
-export async function holdWrites(database: TestDatabase, accountId: number): Promise<() => Promise<void>> {
+export async function holdWrites(database: { dataDir: string; databaseUrl: string | undefined }, accountId: number): Promise<() => Promise<void>> {
   if (database.databaseUrl === undefined) {
     const connection = new SQLite(sqliteFile(database.dataDir));
     connection.exec('begin immediate');

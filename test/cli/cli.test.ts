@@ -4,10 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
-import { describeEachEngine, freshDatabase, lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, tempDir, type CliRun } from '../helper.js';
+import { describeEachEngine, freshDatabase, holdWrites, lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, tempDir, type CliRun } from '../helper.js';
 
 /** The operator's command line (decisions §10), each command in a child process as an operator runs it. */
 
@@ -65,6 +66,22 @@ async function withApp<T>(store: Store, work: (app: FastifyInstance) => Promise<
   } finally {
     await app.close();
     await database.close();
+  }
+}
+
+/** Resolves once a session of the database waits for a lock (within 20 s). */
+async function waitForLockWaiter(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (let tries = 0; tries < 200; tries++) {
+      const { rows } = await client.query(`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      if (rows[0].waiting > 0) return;
+      await sleep(100);
+    }
+    assert.fail('no session came to wait for the lock');
+  } finally {
+    await client.end();
   }
 }
 
@@ -134,6 +151,34 @@ describeEachEngine('keys create, list and revoke', (engine) => {
     assert.notEqual(badName.code, 0);
     assert.ok(badName.stderr.trim().length > 0);
     assert.ok(!KEY_SHAPE.test(lastLine(badName.stdout || '-')), 'no key is printed');
+  });
+
+  test('a key made while another writer (an import) is in its transaction: SQLite says the database is busy, PostgreSQL makes it', async () => {
+    succeeded(await cli(store, ['keys', 'create', '--account', 'busy']));
+    const database = openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, poolSize: 1 });
+    const account = await database.db.selectFrom('accounts').select('id').where('name', '=', 'busy').executeTakeFirstOrThrow();
+    await database.close();
+    const endTransaction = await holdWrites(store, account.id);
+    let ended = false;
+    const end = async () => {
+      if (!ended) await endTransaction();
+      ended = true;
+    };
+    try {
+      const running = cli(store, ['keys', 'create', '--account', 'busy']);
+      if (engine === 'sqlite') {
+        const run = await running;
+        assert.notEqual(run.code, 0);
+        assert.match(run.stderr, /the database is busy with another writer, such as an import; run this again once it has finished/);
+      } else {
+        // PostgreSQL makes the new key wait for the account's row (its foreign key), then goes on.
+        await waitForLockWaiter(store.databaseUrl!);
+        await end();
+        assert.match(lastLine(succeeded(await running).stdout), KEY_SHAPE);
+      }
+    } finally {
+      await end();
+    }
   });
 });
 
