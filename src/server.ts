@@ -26,14 +26,18 @@ export async function serve(): Promise<void> {
   // old, and keep sweeping while running.
   const sweeper = new AssetService(database, blobs);
   const shared = config.s3 !== undefined;
+  // A sweep that cannot run now (on SQLite, an import holding the one writer) is logged and
+  // left to a later one; it never stops the start.
   const sweep = async (graceSeconds: number) => {
-    const swept = await sweeper.sweepOrphanedBlobs(graceSeconds);
-    if (swept > 0) app.log.info({ swept }, 'removed bytes that no asset uses, left by interrupted writes');
+    try {
+      const swept = await sweeper.sweepOrphanedBlobs(graceSeconds);
+      if (swept > 0) app.log.info({ swept }, 'removed bytes that no asset uses, left by interrupted writes');
+    } catch (error) {
+      app.log.error({ err: error }, 'sweep failed; a later one removes what it left');
+    }
   };
-  const sweepOrLog = (graceSeconds: number) => sweep(graceSeconds).catch((error) => app.log.error({ err: error }, 'sweep failed; a later one removes what it left'));
-  // A sweep that cannot run now (on SQLite, an import holding the one writer) does not stop the start.
-  await sweepOrLog(shared ? SHARED_SWEEP_GRACE_SECONDS : 0);
-  const sweepTimer = shared ? setInterval(() => sweepOrLog(SHARED_SWEEP_GRACE_SECONDS), SHARED_SWEEP_EVERY_MS) : undefined;
+  await sweep(shared ? SHARED_SWEEP_GRACE_SECONDS : 0);
+  const sweepTimer = shared ? setInterval(() => sweep(SHARED_SWEEP_GRACE_SECONDS), SHARED_SWEEP_EVERY_MS) : undefined;
   sweepTimer?.unref();
 
   const shutdown = async (signal: string) => {

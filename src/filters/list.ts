@@ -65,13 +65,12 @@ type CountPlan = { way: 'index' } | { way: 'table' } | { way: 'covered'; filter:
 
 /**
  * Reads one page of an account's rows in ascending id order, with the exact number of rows
- * matching the filters. The count is taken from `facts` when known (else counted the cheapest
- * way: cheapestCountPlan). A page
- * starts from the nearest page boundary known, by id, instead of an OFFSET from the first row.
- * It is found the cheapest of three ways (Plan): all matches through an index and sorted, when
- * they are few; else by walking rows in id order and stopping after 100 matches, through the
- * table or through the index of an equality filter that matches far fewer rows than the table
- * holds.
+ * matching the filters. The count is taken from `facts` when known, else counted the cheapest
+ * way (cheapestCountPlan). A page starts from the nearest page boundary known, by id, instead of
+ * an OFFSET from the first row. It is found the cheapest of three ways (Plan): all matches
+ * through an index and sorted, when they are few; else by walking rows in id order and stopping
+ * after 100 matches, through the table or through the index of an equality filter that matches
+ * far fewer rows than the table holds.
  * `select` picks what a row returns (all its columns by default); it must include the id.
  */
 export async function listRows<Row extends { id: number }>(
