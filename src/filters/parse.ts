@@ -91,6 +91,8 @@ function isModifier(text: string): text is Modifier {
 /** Splits `a,b,"c,d"` as one CSV record; `""` inside quotes is a literal quote. */
 function splitList(param: string, raw: string): string[] {
   if (raw === '') return [];
+  // Without quotes or line breaks the CSV record is the text between commas (most lists).
+  if (!/["\r\n]/.test(raw)) return raw.split(',');
   let records: string[][];
   try {
     records = parseCsv(raw, { relax_column_count: true, relax_quotes: true });
