@@ -3,7 +3,8 @@
  * fresh database, starts the real service pinned to one core, drives it with autocannon from a
  * separate process on another core, compares every scenario with a bare node:http server sending
  * the same bytes, checks a sample of answers against the data, and prints one table next to the
- * targets of issue 5 (and writes it as JSON to bench/results/ for comparing commits).
+ * targets of issue 5 (and writes it as JSON to bench/results/ for comparing commits). Beside the
+ * import's rate it prints the database's own for the same rows with every index (engine-floor.ts).
  *
  *   npm run bench -- [--conversions 1000000] [--assets 2000] [--duration 10] [--warmup 3]
  *                    [--connections 10] [--database postgres://user@host:5432/postgres]
@@ -446,7 +447,7 @@ async function main(): Promise<number> {
     log(`uploaded 1 GiB in ${uploadSeconds.toFixed(1)} s; server RSS ${fixed(restingRssMiB)} MiB before, ${fixed(uploadPeakMiB)} MiB at most during it`);
 
     const peakRssMiB = memoryMiB(servicePid, 'VmHWM');
-    // Last of all: a copy of every conversion that the server never reads.
+    // Last, once nothing timed shares the machine with it (and the server's peak is read).
     log('copying the conversions into a copy of their table with every index, in the database alone...');
     const floorDatabase = openDatabase({ dataDir, databaseUrl, poolSize: 1 });
     const floorSeconds = await engineFloorSeconds(floorDatabase).finally(() => floorDatabase.close());
