@@ -143,7 +143,7 @@ async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
       try {
         yield { line, record: { value: JSON.parse(text) } };
       } catch {
-        yield { line, record: { problems: ['not valid JSON'] } };
+        yield { line, record: { problems: ['the line is not valid JSON: NDJSON holds one JSON object a line'] } };
       }
     }
   } catch (error) {

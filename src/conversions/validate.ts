@@ -4,7 +4,7 @@ import { columnTypeOf } from '../filters/catalogue.js';
 import { parseTimestamp } from '../filters/timestamps.js';
 import { entryJsonOf } from './entry-json.js';
 import type { NewConversion } from './repository.js';
-import { ConversionEntry } from './schema.js';
+import { CART_INTEGRATIONS, ConversionEntry, PAYMENT_METHODS } from './schema.js';
 
 const REQUIRED = new Set(['created_at', 'cart_integration', 'receipt']);
 const ARRAYS = new Set(['products', 'tracking_codes', 'affiliate_payouts']);
@@ -34,17 +34,15 @@ export type ValidationResult = { row: NewConversion } | { problems: string[] };
 /** Checks one imported record and turns it into a row, or says everything wrong with it. */
 export function validateConversion(record: unknown): ValidationResult {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-    return { problems: ['a conversion is a JSON object'] };
+    return { problems: [`the line must be one JSON object, such as ${EXAMPLE_RECORD}`] };
   }
   const problems = checkImportRecord.Check(record) ? [] : describeErrors(checkImportRecord.Errors(record));
   const input = record as Record<string, any>;
   const createdAt = typeof input.created_at === 'string' ? parseTimestamp(input.created_at) : undefined;
-  if (typeof input.created_at === 'string' && createdAt === undefined) {
-    problems.push('created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z');
-  }
+  if (typeof input.created_at === 'string' && createdAt === undefined) problems.push(mustBe('created_at'));
   for (const [name, value] of Object.entries(input)) {
     const problem = Array.isArray(value) ? value.map(textProblem).find((found) => found !== undefined) : textProblem(value);
-    if (problem) problems.push(`${name} ${problem}`);
+    if (problem) problems.push(Array.isArray(value) ? `every value of ${name} ${problem}` : `${name} ${problem}`);
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
   return { row: toRow(input, createdAt!) };
@@ -55,10 +53,10 @@ function textProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   // A UTF-16 unit takes at most 3 bytes of UTF-8: only long text needs counting.
   if (value.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(value) > MAX_TEXT_BYTES) {
-    return `is longer than ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`;
+    return `must be at most ${MAX_TEXT_BYTES} bytes of UTF-8 (a character outside ASCII takes 2 to 4)`;
   }
   // PostgreSQL's text cannot hold it.
-  if (value.includes('\u0000')) return 'contains the NUL character (U+0000), which text cannot hold';
+  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000), which text cannot hold';
   return undefined;
 }
 
@@ -75,22 +73,86 @@ function toRow(input: Record<string, any>, createdAt: number): NewConversion {
   return row as unknown as NewConversion;
 }
 
-/** TypeBox reports every branch of a nullable union; keep the most useful message per field. */
-function describeErrors(errors: Iterable<{ keyword: string; instancePath: string; message: string; params: any }>): string[] {
-  const byField = new Map<string, string>();
+const EXAMPLE_PRODUCT = '{"sku":"SKU-1","price":19.99,"qty":1}';
+const EXAMPLE_RECORD = '{"created_at":"2026-11-22T11:59:51Z","cart_integration":"clickbank","receipt":"R-1001"}';
+const PRODUCT_FIELDS = ['sku', 'price', 'qty'];
+
+/** "a, b or c": the values a field takes, as a person would list them. */
+function listOf(values: readonly string[], conjunction: 'and' | 'or'): string {
+  return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} ${conjunction} ${values.at(-1)}`;
+}
+
+/**
+ * What a field must be, said as the API's 400s say it: what would be right, with an example.
+ * Whatever check a value fails (type, pattern, list, range, count), this one sentence tells
+ * how to write it. Fields not named here take the sentence of their type.
+ */
+const EXPECTED: Record<string, string> = {
+  created_at: 'an RFC 3339 timestamp such as 2026-11-22T11:59:51Z',
+  cart_integration: `one of ${listOf(CART_INTEGRATIONS, 'or')}`,
+  payment_method: listOf(PAYMENT_METHODS, 'or'),
+  page_version: 'one lower-case letter, a to z',
+  currency: 'three upper-case letters such as USD',
+  country: 'two upper-case letters such as US',
+  email: 'an e-mail address such as buyer@example.com',
+  page_id: `a whole number such as 42, from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`,
+  products: `a JSON array of at most 100 products such as [${EXAMPLE_PRODUCT}]`,
+  tracking_codes: 'a JSON array of at most 100 strings such as ["tc-facebook"]',
+  affiliate_payouts: 'a JSON array of at most 100 numbers such as [4.5]',
+  'products[]': `an object of ${listOf(PRODUCT_FIELDS, 'and')} such as ${EXAMPLE_PRODUCT}`,
+  'products[].sku': 'a string of at most 2048 characters',
+  'products[].price': 'a number such as 19.99',
+  'products[].qty': 'a whole number of at least 0, such as 1',
+};
+const EXPECTED_OF_TYPE: Record<string, string> = {
+  integer: 'a whole number such as 42',
+  number: 'a number such as 19.99',
+  boolean: 'true or false',
+  string: 'a string',
+  timestamp: EXPECTED.created_at!,
+};
+
+/** `products.0.sku` for people: `products[0].sku`. */
+function displayPath(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((segment, index) => (/^\d+$/.test(segment) ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
+}
+
+/** "<field> must be <what would be right>", for a field by its path in the record. */
+function mustBe(path: string): string {
+  const pattern = path.replace(/\[\d+\]/g, '[]');
+  const schema = importProperties[pattern];
+  const expected = EXPECTED[pattern] ?? (schema && EXPECTED_OF_TYPE[columnTypeOf(schema) ?? '']);
+  if (expected !== undefined) return `${path} must be ${expected}`;
+  // An element of a list is told what its list must be.
+  const list = /^(.*)\[\d+\]$/.exec(path)?.[1];
+  return list !== undefined ? mustBe(list) : `${path} does not match the conversion schema`;
+}
+
+/** TypeBox reports every branch of a nullable union and every check a value fails; say each field's problem once. */
+function describeErrors(errors: Iterable<{ keyword: string; instancePath: string; params: any }>): string[] {
+  const problems = new Set<string>();
   for (const error of errors) {
-    if (error.keyword === 'anyOf' || (error.keyword === 'type' && error.params?.type === 'null')) continue;
-    if (error.keyword === 'boolean') continue;
-    const field = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
-    const message =
-      error.keyword === 'additionalProperties'
-        ? `unknown field ${error.params.additionalProperties.join(', ')}`
-        : error.keyword === 'required'
-          ? `${error.params.requiredProperties?.join(', ') ?? 'a required field'} is required`
-          : `${field} ${error.message}`;
-    if (!byField.has(field + error.keyword)) byField.set(field + error.keyword, message);
+    const path = displayPath(error.instancePath);
+    if (error.keyword === 'required') {
+      for (const name of error.params.requiredProperties ?? []) problems.add(`${path ? `${path}.` : ''}${name} is required`);
+    } else if (error.keyword === 'additionalProperties') {
+      problems.add(unknownFields(path, error.params.additionalProperties));
+    } else if (error.keyword !== 'anyOf' && error.keyword !== 'boolean') {
+      problems.add(mustBe(path));
+    }
   }
-  return byField.size > 0 ? [...byField.values()] : ['the record does not match the conversion schema'];
+  return problems.size > 0 ? [...problems] : ['the record does not match the conversion schema'];
+}
+
+function unknownFields(path: string, names: string[]): string {
+  const fields = `field${names.length === 1 ? '' : 's'} ${names.join(', ')}`;
+  return path === ''
+    ? `unknown ${fields}: the fields of a conversion are ${listOf(IMPORT_COLUMNS, 'and')}`
+    : `${path} has the unknown ${fields}: the fields of a product are ${listOf(PRODUCT_FIELDS, 'and')}`;
 }
 
 /**
@@ -108,7 +170,7 @@ export function fromCsvRecord(cells: Record<string, string>): { record: Record<s
       try {
         record[name] = JSON.parse(cell);
       } catch {
-        problems.push(`${name} must be a JSON array such as ["a","b"]`);
+        problems.push(mustBe(name));
       }
     } else if (type === 'integer' || type === 'number') {
       record[name] = /^-?\d+(\.\d+)?$/.test(cell.trim()) ? Number(cell) : cell;

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fromCsvRecord, IMPORT_COLUMNS, validateConversion } from '../../src/conversions/validate.js';
+import { conversionRecord } from '../helper.js';
+
+/**
+ * What an import says about a bad row: each problem names the field, says what is wrong with it
+ * and what would be right, as the API's 400s do ("currency must be three upper-case letters such
+ * as USD"), and holds no value of the row, so that the problems of many rows count by reason.
+ */
+
+const { created_at: _createdAt, receipt: _receipt, ...withoutRequired } = conversionRecord();
+const FIELDS = IMPORT_COLUMNS.join(', ').replace(/, (\w+)$/, ' and $1');
+
+const PROBLEMS: { record: unknown; says: string[] }[] = [
+  { record: withoutRequired, says: ['created_at is required', 'receipt is required'] },
+  { record: conversionRecord({ created_at: null }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ created_at: 'yesterday' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ created_at: '2026-02-30T00:00:00Z' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ receipt: 5 }), says: ['receipt must be a string'] },
+  {
+    record: conversionRecord({ cart_integration: 'ClickBank' }),
+    says: ['cart_integration must be one of clickbank, stickyio, konnektive, buygoods, digistore or svencart'],
+  },
+  { record: conversionRecord({ payment_method: 'bitcoin' }), says: ['payment_method must be creditcard or paypal'] },
+  { record: conversionRecord({ page_version: 'ab' }), says: ['page_version must be one lower-case letter, a to z'] },
+  { record: conversionRecord({ currency: 'usd' }), says: ['currency must be three upper-case letters such as USD'] },
+  { record: conversionRecord({ country: 'USA' }), says: ['country must be two upper-case letters such as US'] },
+  { record: conversionRecord({ email: 'buyer@' }), says: ['email must be an e-mail address such as buyer@example.com'] },
+  { record: conversionRecord({ amount: '19.99' }), says: ['amount must be a number such as 19.99'] },
+  { record: conversionRecord({ upsell_step: 'second' }), says: ['upsell_step must be a number such as 19.99'] },
+  { record: conversionRecord({ mobile: 'yes' }), says: ['mobile must be true or false'] },
+  { record: conversionRecord({ utm_source: 7 }), says: ['utm_source must be a string'] },
+  ...[1.5, 1e20].map((pageId) => ({
+    record: conversionRecord({ page_id: pageId }),
+    says: ['page_id must be a whole number such as 42, from -9007199254740991 to 9007199254740991'],
+  })),
+  ...[{ sku: 'S', price: 1, qty: 1 }, Array.from({ length: 101 }, () => ({ sku: 'S', price: 1, qty: 1 }))].map((products) => ({
+    record: conversionRecord({ products }),
+    says: ['products must be a JSON array of at most 100 products such as [{"sku":"SKU-1","price":19.99,"qty":1}]'],
+  })),
+  { record: conversionRecord({ products: ['SKU-1'] }), says: ['products[0] must be an object of sku, price and qty such as {"sku":"SKU-1","price":19.99,"qty":1}'] },
+  { record: conversionRecord({ products: [{ sku: 'S', price: 1, qty: 1 }, { price: 1, qty: 1 }] }), says: ['products[1].sku is required'] },
+  { record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }), says: ['products[0].sku must be a string of at most 2048 characters'] },
+  { record: conversionRecord({ products: [{ sku: 'S', price: '1.00', qty: 1 }] }), says: ['products[0].price must be a number such as 19.99'] },
+  ...[-1, 1.5].map((qty) => ({
+    record: conversionRecord({ products: [{ sku: 'S', price: 1, qty }] }),
+    says: ['products[0].qty must be a whole number of at least 0, such as 1'],
+  })),
+  {
+    record: conversionRecord({ products: [{ sku: 'S', price: 1, qty: 1, colour: 'red' }] }),
+    says: ['products[0] has the unknown field colour: the fields of a product are sku, price and qty'],
+  },
+  ...[[1], Array.from({ length: 101 }, (_, index) => `t${index}`)].map((codes) => ({
+    record: conversionRecord({ tracking_codes: codes }),
+    says: ['tracking_codes must be a JSON array of at most 100 strings such as ["tc-facebook"]'],
+  })),
+  { record: conversionRecord({ affiliate_payouts: ['1.5'] }), says: ['affiliate_payouts must be a JSON array of at most 100 numbers such as [4.5]'] },
+  {
+    record: conversionRecord({ utm_campaign: 'x'.repeat(2049) }),
+    says: ['utm_campaign must be at most 2048 bytes of UTF-8 (a character outside ASCII takes 2 to 4)'],
+  },
+  { record: conversionRecord({ utm_source: 'a\u0000b' }), says: ['utm_source must not contain the NUL character (U+0000), which text cannot hold'] },
+  {
+    record: conversionRecord({ tracking_codes: ['ok', '\u0000'] }),
+    says: ['every value of tracking_codes must not contain the NUL character (U+0000), which text cannot hold'],
+  },
+  { record: conversionRecord({ colour: 'red', size: 'L' }), says: [`unknown fields colour, size: the fields of a conversion are ${FIELDS}`] },
+  {
+    record: [conversionRecord()],
+    says: ['the line must be one JSON object, such as {"created_at":"2026-11-22T11:59:51Z","cart_integration":"clickbank","receipt":"R-1001"}'],
+  },
+  {
+    record: conversionRecord({ currency: 'usd', country: 'usa', page_version: 'AB' }),
+    says: [
+      'page_version must be one lower-case letter, a to z',
+      'country must be two upper-case letters such as US',
+      'currency must be three upper-case letters such as USD',
+    ],
+  },
+];
+
+for (const { record, says } of PROBLEMS) {
+  test(`a bad row is told: ${says.join('; ')}`, () => {
+    const checked = validateConversion(record);
+    assert.ok('problems' in checked, 'the row is refused');
+    assert.deepEqual(checked.problems, says);
+  });
+}
+
+test('a CSV cell of a list that is not JSON is told what the list must be', () => {
+  assert.deepEqual(fromCsvRecord({ tracking_codes: 'a;b' }), {
+    problems: ['tracking_codes must be a JSON array of at most 100 strings such as ["tc-facebook"]'],
+  });
+});
