@@ -6,6 +6,7 @@ import { seedAssets } from './assets/synthetic.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
+import { ignoredIdsWarning } from './conversions/import-report.js';
 import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -102,6 +103,8 @@ program
         onProgress: (read) => console.error(`read ${read} rows...`),
         bulkLoad,
       });
+      const warning = ignoredIdsWarning(result.ignoredIds);
+      if (warning) console.error(warning);
       console.log(`imported ${result.inserted} conversions, skipped ${result.skipped} already present (${result.read} read)`);
     }),
   );

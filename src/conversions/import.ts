@@ -7,7 +7,7 @@ import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
-import { fromCsvRecord, IMPORT_COLUMNS, validateConversion } from './validate.js';
+import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
 
 export type ImportFormat = 'ndjson' | 'csv';
 
@@ -15,6 +15,8 @@ export interface ImportResult {
   read: number;
   inserted: number;
   skipped: number;
+  /** Rows whose id field was ignored (IGNORED_FIELD): each imported conversion gets its own. */
+  ignoredIds: number;
 }
 
 export interface LineProblem {
@@ -77,7 +79,7 @@ export async function importConversions(
     // An account looked up (or created) in the import's own transaction: a rejected file leaves no new account behind.
     const accountId = typeof account === 'number' ? account : await account(trx);
     const repository = new ConversionRepository(trx);
-    const result: ImportResult = { read: 0, inserted: 0, skipped: 0 };
+    const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;
     let batch: NewConversion[] = [];
     const rowsBefore = options.bulkLoad ? await repository.approximateRowCount() : 0;
@@ -108,6 +110,7 @@ export async function importConversions(
         badLines += 1;
         for (const reason of checked.problems) options.onProblem({ line, reason });
       } else if (badLines === 0) {
+        if (checked.ignoredId) result.ignoredIds += 1;
         batch.push(checked.row);
         if (batch.length >= BATCH_SIZE) await flush();
       }
@@ -159,8 +162,10 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
       skip_empty_lines: true,
       info: true,
       columns: (header: string[]) => {
-        const unknown = header.filter((name) => !IMPORT_COLUMNS.includes(name));
-        if (unknown.length > 0) throw new Error(`the CSV header has unknown columns: ${unknown.join(', ')}`);
+        const unknown = header.filter((name) => !IMPORT_COLUMNS.includes(name) && name !== IGNORED_FIELD);
+        if (unknown.length > 0) {
+          throw new Error(`the CSV header has unknown columns: ${unknown.join(', ')}; the columns are the fields of a conversion: ${IMPORT_COLUMNS.join(', ')}`);
+        }
         return header;
       },
     }),

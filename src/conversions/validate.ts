@@ -18,7 +18,13 @@ for (const [name, schema] of Object.entries(ConversionEntry.properties)) {
   if (name === 'id') continue;
   importProperties[name] = REQUIRED.has(name) ? schema : Type.Optional(schema);
 }
-const ImportRecord = Type.Object(importProperties, { additionalProperties: false });
+/**
+ * A field an imported record may carry and the import ignores: acds's own export (the entries of
+ * GET /api/v1/conversions, one a line) has each conversion's id, and so do other systems'
+ * exports, while every imported conversion gets an id of its own.
+ */
+export const IGNORED_FIELD = 'id';
+const ImportRecord = Type.Object({ ...importProperties, [IGNORED_FIELD]: Type.Optional(Type.Unknown()) }, { additionalProperties: false });
 const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
@@ -29,7 +35,8 @@ export const IMPORT_COLUMNS = Object.keys(importProperties);
  */
 export const MAX_TEXT_BYTES = 2048;
 
-export type ValidationResult = { row: NewConversion } | { problems: string[] };
+/** A row to insert, and whether the record carried the ignored field; or everything wrong with the record. */
+export type ValidationResult = { row: NewConversion; ignoredId: boolean } | { problems: string[] };
 
 /** Checks one imported record and turns it into a row, or says everything wrong with it. */
 export function validateConversion(record: unknown): ValidationResult {
@@ -41,11 +48,12 @@ export function validateConversion(record: unknown): ValidationResult {
   const createdAt = typeof input.created_at === 'string' ? parseTimestamp(input.created_at) : undefined;
   if (typeof input.created_at === 'string' && createdAt === undefined) problems.push(mustBe('created_at'));
   for (const [name, value] of Object.entries(input)) {
+    if (name === IGNORED_FIELD) continue;
     const problem = Array.isArray(value) ? value.map(textProblem).find((found) => found !== undefined) : textProblem(value);
     if (problem) problems.push(Array.isArray(value) ? `every value of ${name} ${problem}` : `${name} ${problem}`);
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
-  return { row: toRow(input, createdAt!) };
+  return { row: toRow(input, createdAt!), ignoredId: input[IGNORED_FIELD] !== undefined };
 }
 
 /** What keeps a text value (or a tracking code) out of the database, if anything. */

@@ -138,6 +138,28 @@ describeEachEngine('conversions import on the command line', (engine) => {
     assert.equal((await listing('array')).totalEntries, 0);
   });
 
+  test("acds's own export (the API's entries, one a line, with their ids) re-imports into another account from NDJSON and CSV, each id ignored with one warning", async () => {
+    const exported = (await listing('nd')).entries;
+    assert.deepEqual(exported.map(withoutId), ROWS.map(expectedEntry));
+    const warning = `warning: the id field of ${ROWS.length} rows was ignored: acds gives each imported conversion its own id`;
+    const copies = [
+      ['export-nd', write('export.ndjson', toNdjson(exported))],
+      ['export-csv', write('export.csv', toCsv(exported, ['id', ...IMPORT_FIELDS]))],
+    ] as const;
+    for (const [account, file] of copies) {
+      // The copy's ids are its own: a conversion of another account already holds each exported one.
+      const result = await importFile(file, account);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /imported 3 conversions, skipped 0/);
+      assert.deepEqual(result.stderr.split('\n').filter((line) => line.startsWith('warning')), [warning], result.stderr);
+      const copied = (await listing(account)).entries;
+      assert.deepEqual(copied.map(withoutId), exported.map(withoutId), account);
+      assert.ok(copied.every((entry) => !exported.some((original) => original.id === entry.id)), `${account}: new ids`);
+    }
+    const again = await importFile(path.join(files, 'rows.ndjson'), 'export-nd');
+    assert.doesNotMatch(again.stderr, /warning/, 'rows without an id warn of nothing');
+  });
+
   test('a CSV file of the same rows (columns in another order) lists back identically to the NDJSON import', async () => {
     const columns = [...IMPORT_FIELDS].reverse();
     const result = await importFile(write('rows.csv', toCsv(ROWS, columns)), 'csv');
@@ -350,7 +372,6 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
   { says: 'page_id is a whole number JSON carries exactly (PostgreSQL refused 1e20)', record: conversionRecord({ page_id: 1e20 }), names: /page_id/ },
   { says: 'mobile is a boolean', record: conversionRecord({ mobile: 'yes' }), names: /mobile/ },
   { says: 'no unknown fields', record: conversionRecord({ colour: 'red' }), names: /colour/ },
-  { says: 'no id: the service assigns it', record: conversionRecord({ id: 5 }), names: /\bid\b/ },
   { says: 'a conversion is an object', record: [1, 2] as unknown as Record<string, unknown>, names: /object/ },
 ];
 
@@ -373,6 +394,7 @@ const VALID: { says: string; record: Record<string, unknown> }[] = [
   { says: 'an address with a plus and a subdomain', record: conversionRecord({ email: 'a.b+c@mail.example.co.uk' }) },
   { says: 'a timestamp with an offset', record: conversionRecord({ created_at: '2026-03-01T10:00:00-05:00' }) },
   { says: 'null optional fields', record: conversionRecord({ email: null, country: null, currency: null, page_version: null, mobile: null }) },
+  { says: 'an id, which is ignored', record: conversionRecord({ id: 5 }) },
   {
     // Within what PostgreSQL can index: each value goes into an index entry of its column.
     says: 'every free text field and a tracking code at 2,048 bytes, written outside ASCII, and 100 of each list',

@@ -93,3 +93,20 @@ test('a CSV cell of a list that is not JSON is told what the list must be', () =
     problems: ['tracking_codes must be a JSON array of at most 100 strings such as ["tc-facebook"]'],
   });
 });
+
+const ID_CASES: { from: string; id: unknown }[] = [
+  { from: "acds's own export", id: 1234 },
+  { from: "another system's export", id: 'ord_8f3a' },
+  { from: 'an export that writes null', id: null },
+];
+for (const { from, id } of ID_CASES) {
+  test(`an id field (${from}) is accepted and ignored: the row is the one without it, and says it carried one`, () => {
+    const record = conversionRecord({ receipt: 'R-ID' });
+    const withId = validateConversion({ id, ...record });
+    const withoutId = validateConversion(record);
+    assert.ok('row' in withId && 'row' in withoutId);
+    assert.deepEqual(withId.row, withoutId.row);
+    assert.equal(withId.ignoredId, true);
+    assert.equal(withoutId.ignoredId, false);
+  });
+}
