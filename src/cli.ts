@@ -97,8 +97,9 @@ program
   .action((file: string, { account }: { account: string }) =>
     withDatabase(async ({ db, bulkLoad }) => {
       const format = formatOfPath(file);
+      const source = await openSource(file);
       const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
-      const result = await importConversions(db, inAccount, readRecords(openSource(file), format), {
+      const result = await importConversions(db, inAccount, readRecords(source.stream, format), {
         onProblem: ({ line, reason }) => console.error(`line ${line}: ${reason}`),
         onProgress: (read) => console.error(`read ${read} rows...`),
         bulkLoad,

@@ -60,8 +60,42 @@ export function formatOfPath(path: string): ImportFormat {
   throw new Error(`cannot tell the format of ${path}: name it .ndjson, .jsonl or .csv, or use - for NDJSON on standard input`);
 }
 
-export function openSource(path: string): Readable {
-  return path === '-' ? process.stdin : fs.createReadStream(path);
+/** An input to import: its bytes, and how many there are when it is a file (not standard input or a pipe). */
+export interface ImportSource {
+  stream: Readable;
+  size: number | undefined;
+}
+
+/** Why a file cannot be read, by the system's error code, as a person would say it. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file',
+  ENOTDIR: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a folder',
+};
+
+/**
+ * Opens the input (`-` for standard input) before anything is read from it, so that a file that
+ * cannot be read is one line naming it and why.
+ */
+export async function openSource(path: string): Promise<ImportSource> {
+  if (path === '-') return { stream: process.stdin, size: undefined };
+  const unreadable = (why: string) => new Error(`cannot read ${path}: ${why}`);
+  let file: fs.promises.FileHandle;
+  try {
+    file = await fs.promises.open(path, 'r');
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw unreadable(UNREADABLE[code ?? ''] ?? message);
+  }
+  const stats = await file.stat();
+  // A folder opens for reading on Linux; only its first read fails.
+  if (stats.isDirectory()) {
+    await file.close();
+    throw unreadable(UNREADABLE.EISDIR!);
+  }
+  return { stream: file.createReadStream(), size: stats.isFile() ? stats.size : undefined };
 }
 
 /**
@@ -133,11 +167,21 @@ export function readRecords(input: Readable, format: ImportFormat): AsyncIterabl
   return format === 'csv' ? csvRecords(input) : ndjsonRecords(input);
 }
 
+/**
+ * `pipe` passes on data, not errors: an input that fails as it is read (a disk error, a closed
+ * pipe) ends the records with its error, instead of an 'error' event no one listens to, which
+ * ends the process.
+ */
+function failWith(input: Readable, reader: Readable): void {
+  input.once('error', (error) => reader.destroy(error));
+}
+
 async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let line = 0;
   const tooLong = () => new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
   // split2 stops reading when a line outgrows the limit across chunks; a chunk holding all of one is checked here.
   const lines = input.pipe(split2({ maxLength: MAX_LINE_LENGTH }));
+  failWith(input, lines);
   try {
     for await (const text of lines) {
       if (text.length > MAX_LINE_LENGTH) throw tooLong();
@@ -170,6 +214,7 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
       },
     }),
   );
+  failWith(input, parser);
   for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     const converted = fromCsvRecord(record);
     yield { line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } };

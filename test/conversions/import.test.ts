@@ -321,12 +321,55 @@ describe('conversions import on the command line: files it cannot read', () => {
     assert.match(result.stderr, /\.csv/);
   });
 
-  test('a file that does not exist exits non-zero with a message naming it', async () => {
-    const file = path.join(dataDir, 'missing.ndjson');
-    const result = await runCli(['conversions', 'import', file], { DATA_DIR: dataDir, DATABASE_URL: '' });
-    assert.notEqual(result.code, 0);
-    assert.ok(result.stderr.includes('missing.ndjson'), result.stderr);
-  });
+  const UNREADABLE: { what: string; make: () => string; says: string; skip?: string }[] = [
+    { what: 'a file that does not exist', make: () => path.join(dataDir, 'missing.ndjson'), says: 'no such file' },
+    { what: 'a file in a folder that does not exist', make: () => path.join(dataDir, 'nowhere', 'rows.csv'), says: 'no such file' },
+    {
+      what: 'a folder named like a file',
+      make: () => {
+        const folder = path.join(dataDir, 'folder.ndjson');
+        fs.mkdirSync(folder, { recursive: true });
+        return folder;
+      },
+      says: 'it is a folder',
+    },
+    {
+      what: 'a file without read permission',
+      make: () => {
+        const file = path.join(dataDir, 'locked.ndjson');
+        fs.writeFileSync(file, toNdjson([conversionRecord()]));
+        fs.chmodSync(file, 0o200);
+        return file;
+      },
+      says: 'permission denied',
+      skip: process.getuid?.() === 0 ? 'root reads every file' : undefined,
+    },
+  ];
+  for (const { what, make, says, skip } of UNREADABLE) {
+    test(`${what} is one line on standard error, "cannot read FILE: ${says}", and exit status 1`, { skip }, async () => {
+      const file = make();
+      const result = await runCli(['conversions', 'import', file], { DATA_DIR: dataDir, DATABASE_URL: '' });
+      assert.equal(result.code, 1, result.stdout);
+      assert.equal(result.stderr, `cannot read ${file}: ${says}\n`);
+    });
+  }
+});
+
+test('an input that fails as it is read ends the records with its error, not the process', async () => {
+  for (const format of ['ndjson', 'csv'] as const) {
+    let sent = false;
+    const failing = new Readable({
+      read() {
+        if (sent) return this.destroy(new Error('EIO: i/o error, read'));
+        sent = true;
+        this.push(format === 'csv' ? 'created_at,cart_integration,receipt\n' : `${JSON.stringify(conversionRecord())}\n`);
+      },
+    });
+    const read = async () => {
+      for await (const _record of readRecords(failing, format));
+    };
+    await assert.rejects(read(), /EIO: i\/o error, read/, format);
+  }
 });
 
 /** One bad field per case; each case's reason must name the field. */
