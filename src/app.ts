@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { AccountService } from './accounts/service.js';
 import { publicAssetRoutes } from './assets/public-routes.js';
 import { assetRoutes } from './assets/routes.js';
@@ -13,9 +14,11 @@ import { ConversionService } from './conversions/service.js';
 import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
+import { answerFrameworkError } from './http/framework-errors.js';
 import { Metrics, operationsRoutes } from './http/operations.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { openRedis } from './http/redis.js';
+import { serializeRequest } from './http/request-log.js';
 import type { BlobStore } from './storage/blob-store.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
 
@@ -37,19 +40,15 @@ export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
  */
 export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir), redisNamespace = 'acds:rate:' }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, serializers: { req: serializeRequest } },
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     ajv: { customOptions: { removeAdditional: false } },
-    // Errors Fastify meets before routing (a malformed percent-encoding) answer like every other 400.
-    frameworkErrors: (error, request, reply: FastifyReply) => {
-      request.log.info({ err: error }, 'request refused before routing');
-      reply
-        .code(400)
-        .header('x-request-id', request.id)
-        .type('application/json; charset=utf-8')
-        .send(JSON.stringify('the URL is malformed: check its percent-encoding'));
-    },
+    frameworkErrors: answerFrameworkError,
+    // The router refuses longer path segments before any route sees them (a guard for regular
+    // expressions in paths, which no route here has): any segment a request can carry reaches
+    // its route, or the 404 of an unknown one.
+    routerOptions: { maxParamLength: http.maxHeaderSize },
   });
 
   const accounts = new AccountService(database.db);

@@ -5,6 +5,9 @@ import type { BlobStore } from '../storage/blob-store.js';
 import { bytesOf } from './routes.js';
 import type { AssetService } from './service.js';
 
+export const PUBLIC_PATH_PREFIX = '/public/';
+export const NO_SUCH_PUBLIC_ASSET = 'there is no such public asset';
+
 /**
  * Public delivery (decisions §8): `/public/<account handle>/<asset public id>`, no key, not
  * rate limited. Both segments are checked against their exact shape and looked up in the
@@ -17,10 +20,10 @@ const PUBLIC_ID = /^[0-9a-f]{24}$/;
 const PUBLIC_CACHE = 'public, max-age=300, stale-while-revalidate=86400';
 
 export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs }: { assets: AssetService; blobs: BlobStore }) {
-  app.get('/public/:handle/:publicId', { schema: { hide: true } }, async (request, reply) => {
+  app.get(`${PUBLIC_PATH_PREFIX}:handle/:publicId`, { schema: { hide: true } }, async (request, reply) => {
     const { handle, publicId } = request.params as { handle: string; publicId: string };
     const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
-    if (!row) throw notFound('there is no such public asset');
+    if (!row) throw notFound(NO_SUCH_PUBLIC_ASSET);
     return sendBytes(request, reply, blobs, bytesOf(row), PUBLIC_CACHE);
   });
 }
