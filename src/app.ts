@@ -91,12 +91,18 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(publicAssetRoutes, { assets, blobs });
+  const onRejected = () => metrics.rateLimitRejections.inc();
+  const rateLimitShared = { ipv6PrefixLength: config.rateLimitIpv6Prefix, redis, onRejected };
+  await app.register(publicAssetRoutes, {
+    assets,
+    blobs,
+    rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },
+  });
   await app.register(operationsRoutes, { database, blobs, redis, metrics });
 
   await app.register(
     async (api) => {
-      await registerRateLimit(api, { ...config.rateLimit, redis, redisNamespace, onRejected: () => metrics.rateLimitRejections.inc() });
+      await registerRateLimit(api, { ...config.rateLimit, ...rateLimitShared, redisNamespace });
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(notFoundHandler);
       await api.register(multipart, {

@@ -16,6 +16,10 @@ export interface Config {
     /** Window length. Always one minute in production; tests shorten it. */
     windowMs: number;
   };
+  /** The same for public asset delivery (`/public/...`), counted apart from the API. */
+  publicRateLimit: { max: number; windowMs: number };
+  /** IPv6 clients are limited by this many leading bits of their address: one counter per /64 by default. */
+  rateLimitIpv6Prefix: number;
   /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
   trustProxy: string[] | undefined;
   maxUploadBytes: number;
@@ -52,6 +56,13 @@ export function loadConfig(env: Env = process.env): Config {
       max: integerVar('RATE_LIMIT_PER_MINUTE', read('RATE_LIMIT_PER_MINUTE'), 60, 0, 1_000_000_000),
       windowMs: 60_000,
     },
+    // A page embeds dozens of assets and many visitors may share one address (a NAT): the public
+    // ceiling only stops one address from hammering the service.
+    publicRateLimit: {
+      max: integerVar('PUBLIC_RATE_LIMIT_PER_MINUTE', read('PUBLIC_RATE_LIMIT_PER_MINUTE'), 6000, 0, 1_000_000_000),
+      windowMs: 60_000,
+    },
+    rateLimitIpv6Prefix: integerVar('RATE_LIMIT_IPV6_PREFIX', read('RATE_LIMIT_IPV6_PREFIX'), 64, 32, 128),
     trustProxy: trustProxyVar(read('TRUST_PROXY')),
     maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
     s3: s3Vars(read),

@@ -100,7 +100,7 @@ export interface TestContext {
 }
 
 /**
- * A fresh database and an app on it; the rate limit is off unless the test asks for it.
+ * A fresh database and an app on it; the rate limits (API and public) are off unless the test asks for them.
  * On SQLite the app runs as the embedded default does (bytes on local disk, counters in the
  * process); on PostgreSQL as one of many scaled-out instances does: bytes in S3 (a real
  * S3-speaking server on loopback) and, when TEST_REDIS_URL is set, rate-limit counters in Redis.
@@ -116,6 +116,7 @@ export async function startTestApp(
   const s3 = engine === 'postgres' ? await startS3Server() : undefined;
   const config = testConfig(database, {
     rateLimit: { max: 0, windowMs: 60_000 },
+    publicRateLimit: { max: 0, windowMs: 60_000 },
     s3: s3?.options,
     redisUrl: engine === 'postgres' ? process.env.TEST_REDIS_URL : undefined,
     ...overrides,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
+import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { bytesOf } from './routes.js';
@@ -9,17 +10,26 @@ export const PUBLIC_PATH_PREFIX = '/public/';
 export const NO_SUCH_PUBLIC_ASSET = 'there is no such public asset';
 
 /**
- * Public delivery (decisions §8): `/public/<account handle>/<asset public id>`, no key, not
- * rate limited. Both segments are checked against their exact shape and looked up in the
- * database; nothing from the URL ever reaches a file path, so nothing but the account's own
- * local assets can be served.
+ * Public delivery (decisions §8): `/public/<account handle>/<asset public id>`, no key, outside
+ * the API's rate limit but under a generous ceiling of its own per client address, counted
+ * apart. Both segments are checked against their exact shape and looked up in the database;
+ * nothing from the URL ever reaches a file path, so nothing but the account's own local assets
+ * can be served.
  */
 const HANDLE = /^[0-9a-f]{16}$/;
 const PUBLIC_ID = /^[0-9a-f]{24}$/;
 /** Fresh for five minutes, then revalidated by ETag: a replaced asset shows within minutes. */
 const PUBLIC_CACHE = 'public, max-age=300, stale-while-revalidate=86400';
 
-export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs }: { assets: AssetService; blobs: BlobStore }) {
+export interface PublicAssetRouteOptions {
+  assets: AssetService;
+  blobs: BlobStore;
+  rateLimit: RateLimitOptions;
+}
+
+export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs, rateLimit }: PublicAssetRouteOptions) {
+  // Caches keep these answers and show them to everyone: one client's count stays out of them.
+  await registerRateLimit(app, { ...rateLimit, headersOnEveryAnswer: false });
   app.get(`${PUBLIC_PATH_PREFIX}:handle/:publicId`, { schema: { hide: true } }, async (request, reply) => {
     const { handle, publicId } = request.params as { handle: string; publicId: string };
     const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;

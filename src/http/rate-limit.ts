@@ -2,11 +2,19 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { snapshotMemoryStore } from './memory-rate-store.js';
+import { rateLimitKey } from './rate-limit-key.js';
 
 export interface RateLimitOptions {
   /** Requests per window per client IP; 0 turns the limit off. */
   max: number;
   windowMs: number;
+  /** IPv6 clients count by this many leading bits of their address (RATE_LIMIT_IPV6_PREFIX). */
+  ipv6PrefixLength: number;
+  /**
+   * Whether every answer carries X-RateLimit-Limit, -Remaining and -Reset; a 429 always does.
+   * Answers that shared caches keep must not, or one client's count would be shown to others.
+   */
+  headersOnEveryAnswer?: boolean;
   /** Keeps the counters in Redis, shared by every instance; in this process when absent. */
   redis?: Redis;
   redisNamespace?: string;
@@ -17,7 +25,8 @@ export interface RateLimitOptions {
 /**
  * The per-IP limit of decisions §6 over every request to the scope it is registered in: a
  * fixed window that starts with a client's first request. The client IP is `request.ip`,
- * which believes X-Forwarded-For only from the proxies in TRUST_PROXY.
+ * which believes X-Forwarded-For only from the proxies in TRUST_PROXY; an IPv6 client counts
+ * with its whole network prefix (rateLimitKey).
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max === 0) return;
@@ -28,8 +37,11 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     max: options.max,
     timeWindow: options.windowMs,
     hook: 'onRequest',
-    keyGenerator: (request) => request.ip,
+    keyGenerator: (request) => rateLimitKey(request.ip, options.ipv6PrefixLength),
     onExceeded: () => options.onRejected?.(),
+    ...(options.headersOnEveryAnswer === false
+      ? { addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false } }
+      : {}),
     ...(options.redis
       ? // Counted atomically in Redis (a Lua script). While Redis is down the request is served:
         // an outage of the limiter must not become an outage of the API (see docs/deployment.md).

@@ -453,19 +453,40 @@ describeEachEngine('asset delivery', (engine) => {
   });
 });
 
-describeEachEngine('public delivery and the rate limit', (engine) => {
+describeEachEngine('public delivery and the rate limits', (engine) => {
+  const PUBLIC_LIMIT = 5;
   let ctx: TestContext;
   let owner: Account;
+  let unlimited: TestContext;
+  let unlimitedOwner: Account;
   before(async () => {
-    ctx = await startTestApp(engine, { rateLimit: { max: 2, windowMs: 60_000 } });
+    ctx = await startTestApp(engine, { rateLimit: { max: 2, windowMs: 60_000 }, publicRateLimit: { max: PUBLIC_LIMIT, windowMs: 60_000 } });
     owner = account(ctx, (await accountWithKey(ctx.accounts, 'limited')).key);
+    unlimited = await startTestApp(engine, { publicRateLimit: { max: 0, windowMs: 60_000 } });
+    unlimitedOwner = account(unlimited, (await accountWithKey(unlimited.accounts, 'unlimited')).key);
   });
-  after(() => ctx.close());
+  after(async () => {
+    await ctx?.close();
+    await unlimited?.close();
+  });
 
-  test('public URLs are not counted: with a limit of 2, many public fetches succeed while the API answers 429', async () => {
+  const fetchFrom = (remoteAddress: string, path: string, headers: Record<string, string> = {}) => ctx.app.inject({ url: path, remoteAddress, headers });
+  let nextApiAddress = 1;
+  /** A new local asset's public path, made through the API from an address of its own (the API allows 2 a window). */
+  async function publicAsset(name: string): Promise<string> {
+    const remoteAddress = `192.0.2.${nextApiAddress++}`;
+    const headers = { 'x-api-key': owner.key };
+    const created = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', remoteAddress, headers, payload: form({ name, content: name }) });
+    assert.equal(created.statusCode, 200, created.body);
+    const entry = await ctx.app.inject({ url: `/api/v1/assets/${created.json().id}`, remoteAddress, headers });
+    assert.equal(entry.statusCode, 200, entry.body);
+    return new URL(entry.json().public_url).pathname;
+  }
+
+  test('public URLs are not counted in the API limit: with a limit of 2, public fetches succeed while the API answers 429', async () => {
     const id = await owner.create({ name: 'popular.txt', content: 'everyone wants this' }); // API request 1
     const path = await owner.publicPath(id); // API request 2
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < PUBLIC_LIMIT - 1; i++) {
       const response = await publicGet(ctx, path);
       assert.equal(response.statusCode, 200, `public fetch ${i + 1}: ${response.statusCode}`);
       assert.equal(response.body, 'everyone wants this');
@@ -473,6 +494,60 @@ describeEachEngine('public delivery and the rate limit', (engine) => {
     const api = await owner.content(id);
     assert.equal(api.statusCode, 429, 'the limit is on for the API');
     assert.equal(api.body, '');
-    for (let i = 0; i < 3; i++) assert.equal((await publicGet(ctx, path, { range: 'bytes=0-7' })).statusCode, 206, 'still served after the API is limited');
+    assert.equal((await publicGet(ctx, path, { range: 'bytes=0-7' })).statusCode, 206, 'still served after the API is limited');
+  });
+
+  test(`each address gets ${PUBLIC_LIMIT} public requests a window, 404s and 304s included; then a 429 as the API answers it`, async () => {
+    const path = await publicAsset('counted.txt');
+    const client = '203.0.113.40';
+    const first = await fetchFrom(client, path);
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.headers['x-ratelimit-remaining'], undefined, 'an answer that caches keep carries no count of one client');
+    assert.equal((await fetchFrom(client, path, { 'if-none-match': String(first.headers.etag) })).statusCode, 304);
+    assert.equal((await fetchFrom(client, `/public/${'0'.repeat(16)}/${'0'.repeat(24)}`)).statusCode, 404);
+    assert.equal((await fetchFrom(client, `/public/${'x'.repeat(5000)}/y`)).statusCode, 404);
+    assert.equal((await fetchFrom(client, path)).statusCode, 200);
+
+    const refused = await fetchFrom(client, path);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.body, '', 'a 429 has an empty body');
+    assert.match(String(refused.headers['retry-after']), /^\d+$/);
+    assert.equal(refused.headers['x-ratelimit-limit'], String(PUBLIC_LIMIT));
+    assert.equal(refused.headers['x-ratelimit-remaining'], '0');
+    assert.ok(refused.headers['x-request-id']);
+
+    const neighbour = await fetchFrom('203.0.113.41', path);
+    assert.equal(neighbour.statusCode, 200, 'another address has its own budget');
+    assert.equal(neighbour.body, 'counted.txt');
+  });
+
+  test('the public ceiling has counters of its own: an address refused there still reaches the API, and the other way round', async () => {
+    const path = await publicAsset('apart.txt');
+    const client = '203.0.113.50';
+    for (let i = 0; i < PUBLIC_LIMIT; i++) assert.equal((await fetchFrom(client, path)).statusCode, 200);
+    assert.equal((await fetchFrom(client, path)).statusCode, 429);
+    const api = await ctx.app.inject({ url: '/api/v1/assets', remoteAddress: client, headers: { 'x-api-key': owner.key } });
+    assert.equal(api.statusCode, 200, 'the API budget of the address is untouched');
+    assert.equal(api.headers['x-ratelimit-remaining'], '1');
+
+    const apiClient = '203.0.113.51';
+    for (let i = 0; i < 2; i++) await ctx.app.inject({ url: '/api/v1/assets', remoteAddress: apiClient, headers: { 'x-api-key': owner.key } });
+    assert.equal((await ctx.app.inject({ url: '/api/v1/assets', remoteAddress: apiClient, headers: { 'x-api-key': owner.key } })).statusCode, 429);
+    assert.equal((await fetchFrom(apiClient, path)).statusCode, 200, 'an address refused by the API still gets public bytes');
+  });
+
+  test('IPv6 addresses in one /64 share a public budget; the next /64 has its own', async () => {
+    const path = await publicAsset('six.txt');
+    for (let i = 1; i <= PUBLIC_LIMIT; i++) assert.equal((await fetchFrom(`2001:db8:40:1::${i.toString(16)}`, path)).statusCode, 200);
+    assert.equal((await fetchFrom('2001:db8:40:1:ffff:ffff:ffff:ffff', path)).statusCode, 429, 'another address of the same /64');
+    assert.equal((await fetchFrom('2001:db8:40:2::1', path)).statusCode, 200, 'the next /64');
+  });
+
+  test('PUBLIC_RATE_LIMIT_PER_MINUTE=0 turns the public ceiling off', async () => {
+    const path = await unlimitedOwner.publicPath(await unlimitedOwner.create({ name: 'free.txt', content: 'free' }));
+    for (let i = 0; i < 100; i++) {
+      const response = await unlimited.app.inject({ url: path, remoteAddress: '203.0.113.60' });
+      assert.equal(response.statusCode, 200, `fetch ${i + 1}`);
+    }
   });
 });

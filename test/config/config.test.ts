@@ -14,6 +14,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.redisUrl, undefined);
     assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60_000 });
+    assert.deepEqual(config.publicRateLimit, { max: 6000, windowMs: 60_000 });
+    assert.equal(config.rateLimitIpv6Prefix, 64);
     assert.equal(config.trustProxy, undefined);
     assert.equal(config.maxUploadBytes, 104_857_600);
     assert.equal(config.s3, undefined);
@@ -29,6 +31,8 @@ describe('configuration from the environment', () => {
       DATABASE_URL: 'postgres://u@db/acds',
       REDIS_URL: 'redis://cache:6379',
       RATE_LIMIT_PER_MINUTE: '0',
+      PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_IPV6_PREFIX: '48',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
       MAX_UPLOAD_BYTES: '1024',
       BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
@@ -45,6 +49,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.databaseUrl, 'postgres://u@db/acds');
     assert.equal(config.redisUrl, 'redis://cache:6379');
     assert.equal(config.rateLimit.max, 0);
+    assert.equal(config.publicRateLimit.max, 0);
+    assert.equal(config.rateLimitIpv6Prefix, 48);
     assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
     assert.equal(config.maxUploadBytes, 1024);
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
@@ -66,6 +72,10 @@ describe('configuration from the environment', () => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],
     [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ PUBLIC_RATE_LIMIT_PER_MINUTE: 'many' }, 'PUBLIC_RATE_LIMIT_PER_MINUTE'],
+    [{ RATE_LIMIT_IPV6_PREFIX: '31' }, 'RATE_LIMIT_IPV6_PREFIX'],
+    [{ RATE_LIMIT_IPV6_PREFIX: '129' }, 'RATE_LIMIT_IPV6_PREFIX'],
+    [{ RATE_LIMIT_IPV6_PREFIX: '/64' }, 'RATE_LIMIT_IPV6_PREFIX'],
     [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '0' }, 'MAX_UPLOAD_BYTES'],

@@ -226,6 +226,36 @@ describeEachEngine('rate limit of 60 requests per window per client IP', (engine
     assertTooManyRequests(await get(limited.app, first, { 'x-api-key': key }));
   });
 
+  test('IPv6 clients count by their /64: another address in it shares the budget, the next /64 has its own', async () => {
+    const network = `2001:db8:${nextIp++}:1`;
+    for (let i = 0; i < 60; i++) assert.equal((await get(limited.app, `${network}::${(i + 1).toString(16)}`)).statusCode, 401);
+    assertTooManyRequests(await get(limited.app, `${network}:ffff:ffff:ffff:ffff`, { 'x-api-key': key }));
+    const next = await get(limited.app, `2001:db8:${nextIp++}:2::1`, { 'x-api-key': key });
+    assert.equal(next.statusCode, 200);
+    assertRateLimitHeaders(next, 59);
+  });
+
+  test('an IPv4 address mapped into IPv6 counts with the IPv4 address', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 30; i++) await get(limited.app, ip);
+    for (let i = 0; i < 30; i++) await get(limited.app, `::ffff:${ip}`);
+    assertTooManyRequests(await get(limited.app, ip, { 'x-api-key': key }));
+  });
+
+  test('with RATE_LIMIT_IPV6_PREFIX=128 each IPv6 address has its own budget', async () => {
+    const perAddress = await startTestApp(engine, { rateLimit: { max: 60, windowMs: 60_000 }, rateLimitIpv6Prefix: 128 });
+    try {
+      const ownKey = (await accountWithKey(perAddress.accounts, 'per-address')).key;
+      for (let i = 0; i < 60; i++) await get(perAddress.app, '2001:db8:ffff:1::1');
+      assertTooManyRequests(await get(perAddress.app, '2001:db8:ffff:1::1', { 'x-api-key': ownKey }));
+      const neighbour = await get(perAddress.app, '2001:db8:ffff:1::2', { 'x-api-key': ownKey });
+      assert.equal(neighbour.statusCode, 200);
+      assertRateLimitHeaders(neighbour, 59);
+    } finally {
+      await perAddress.close();
+    }
+  });
+
   test('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot forge its way to a fresh budget', async () => {
     const ip = freshIp();
     for (let i = 0; i < 60; i++) {
