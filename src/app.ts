@@ -18,6 +18,7 @@ import { answerFrameworkError } from './http/framework-errors.js';
 import { Metrics, operationsRoutes } from './http/operations.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { openRedis } from './http/redis.js';
+import { publicUrlOf } from './http/public-url.js';
 import { serializeRequest } from './http/request-log.js';
 import type { BlobStore } from './storage/blob-store.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
@@ -109,7 +110,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
         limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxContentBytes, files: 1, fields: 20, parts: 21 },
       });
       await api.register(conversionRoutes, { conversions });
-      await api.register(assetRoutes, { assets, blobs, limits });
+      await api.register(assetRoutes, { assets, blobs, limits, publicUrl: () => publicUrlOf(config, app.server) });
     },
     { prefix: '/api/v1' },
   );

@@ -20,6 +20,11 @@ export interface Config {
   publicRateLimit: { max: number; windowMs: number };
   /** IPv6 clients are limited by this many leading bits of their address: one counter per /64 by default. */
   rateLimitIpv6Prefix: number;
+  /**
+   * What every `public_url` starts with (scheme, host, optional path, no trailing slash);
+   * undefined means where the service listens, `http://HOST:PORT`.
+   */
+  publicUrl: string | undefined;
   /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
   trustProxy: string[] | undefined;
   maxUploadBytes: number;
@@ -63,6 +68,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: 60_000,
     },
     rateLimitIpv6Prefix: integerVar('RATE_LIMIT_IPV6_PREFIX', read('RATE_LIMIT_IPV6_PREFIX'), 64, 32, 128),
+    publicUrl: publicUrlVar(read('PUBLIC_URL')),
     trustProxy: trustProxyVar(read('TRUST_PROXY')),
     maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
     s3: s3Vars(read),
@@ -92,6 +98,22 @@ function urlVar(name: string, raw: string | undefined, protocols: string[]): str
     throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
   }
   return raw;
+}
+
+/** PUBLIC_URL: an http(s) URL with an optional path prefix, returned without a trailing slash. */
+function publicUrlVar(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const problem = 'must be an http:// or https:// URL such as https://assets.example.com or https://example.com/acds';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `${problem}, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `${problem}, got "${raw}"`);
+  if (raw.includes('?') || raw.includes('#')) throw new ConfigError('PUBLIC_URL', 'must not have a query or a fragment (nothing from ? or #)');
+  if (url.username !== '' || url.password !== '') throw new ConfigError('PUBLIC_URL', 'must not hold a user name or password');
+  return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
 function trustProxyVar(raw: string | undefined): string[] | undefined {

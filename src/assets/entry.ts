@@ -29,7 +29,7 @@ export function toEntry(row: Omit<AssetRow, 'entry_json'>, publicBase: string): 
 /**
  * The entry as stored with the row (assets.entry_json), written by every insert and update, so
  * that a list page is read rather than built: all of it but the id, which the database assigns,
- * and the public URL, which depends on the origin of the request (listedEntry adds both).
+ * and the public URL, which depends on PUBLIC_URL (listedEntry adds both).
  */
 export function storedEntryJson(row: Omit<AssetRow, 'id' | 'entry_json'>): string {
   const { id: _id, public_url: _publicUrl, ...stored } = toEntry({ ...row, id: 0 }, '');

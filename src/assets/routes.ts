@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
 import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
@@ -14,6 +14,8 @@ export interface AssetRouteOptions {
   assets: AssetService;
   blobs: BlobStore;
   limits: FormLimits;
+  /** What every `public_url` starts with (src/http/public-url.ts). */
+  publicUrl: () => string;
 }
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) });
@@ -41,8 +43,6 @@ const FORM_DOC =
 /** Interface 4.3 to 4.5: every failed write of an asset is a 400. */
 const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: documentationOnly };
 
-const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
-
 /** Asset ids in paths: a number, or else an asset that does not exist. */
 function parseId(raw: string, forWrite: boolean): number {
   const id = Number(raw);
@@ -50,7 +50,7 @@ function parseId(raw: string, forWrite: boolean): number {
   throw forWrite ? badRequest(`there is no asset with id ${raw.slice(0, 40)}`) : notFound(`there is no asset with id ${raw.slice(0, 40)}`);
 }
 
-export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits }: AssetRouteOptions) {
+export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits, publicUrl }: AssetRouteOptions) {
   app.get(
     '/assets',
     {
@@ -65,7 +65,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
     },
     // The page is JSON already (entries stored with their rows, src/assets/entry.ts): sent as it is.
     async (request, reply) => {
-      const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, origin(request));
+      const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, publicUrl());
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
       return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
     },
@@ -97,7 +97,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits 
       schema: { summary: 'Get an asset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
       validatorCompiler: documentationOnly,
     },
-    (request) => assets.get(request.accountId, parseId((request.params as { id: string }).id, false), origin(request)),
+    (request) => assets.get(request.accountId, parseId((request.params as { id: string }).id, false), publicUrl()),
   );
 
   app.get(

@@ -71,24 +71,24 @@ export class AssetService {
    * One page of the account's assets matching the query string's filters, each entry as JSON
    * text (AssetEntry). The query is checked at once; `read` reads the page.
    */
-  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, origin: string): PreparedList<string> {
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, publicUrl: string): PreparedList<string> {
     const listQuery = parseListQuery(query, assetCatalogue);
     return {
-      // Entries carry absolute URLs: the same page seen through another origin has other bytes.
-      etag: listETag('assets', accountId, dataVersion, listQuery, origin),
+      // Entries carry absolute URLs: under another PUBLIC_URL the same page has other bytes.
+      etag: listETag('assets', accountId, dataVersion, listQuery, publicUrl),
       read: async () => {
         const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
         const page = await this.assets.listJson({ accountId, query: listQuery, ...cached, planner: this.database });
-        const base = await this.publicBase(accountId, origin);
+        const base = await this.publicBase(accountId, publicUrl);
         return { ...page, entries: page.entries.map((asset) => listedEntry(asset, base)) };
       },
     };
   }
 
-  async get(accountId: number, id: number, origin: string): Promise<AssetEntry> {
+  async get(accountId: number, id: number, publicUrl: string): Promise<AssetEntry> {
     const row = await this.assets.find(accountId, id);
     if (!row) throw notFound(`there is no asset with id ${id}`);
-    return toEntry(row, await this.publicBase(accountId, origin));
+    return toEntry(row, await this.publicBase(accountId, publicUrl));
   }
 
   /** The row of an asset whose bytes are to be served; 404 when it is not the account's. */
@@ -294,14 +294,14 @@ export class AssetService {
     throw error;
   }
 
-  private async publicBase(accountId: number, origin: string): Promise<string> {
+  private async publicBase(accountId: number, publicUrl: string): Promise<string> {
     let handle = this.handles.get(accountId);
     if (handle === undefined) {
       handle = await this.assets.handleOf(accountId);
       if (this.handles.size >= MAX_CACHED_HANDLES) this.handles.clear();
       this.handles.set(accountId, handle);
     }
-    return `${origin}/public/${handle}/`;
+    return `${publicUrl}/public/${handle}/`;
   }
 }
 

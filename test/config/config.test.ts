@@ -16,6 +16,7 @@ describe('configuration from the environment', () => {
     assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60_000 });
     assert.deepEqual(config.publicRateLimit, { max: 6000, windowMs: 60_000 });
     assert.equal(config.rateLimitIpv6Prefix, 64);
+    assert.equal(config.publicUrl, undefined);
     assert.equal(config.trustProxy, undefined);
     assert.equal(config.maxUploadBytes, 104_857_600);
     assert.equal(config.s3, undefined);
@@ -33,6 +34,7 @@ describe('configuration from the environment', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
       RATE_LIMIT_IPV6_PREFIX: '48',
+      PUBLIC_URL: 'https://Assets.Example.com/acds/',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
       MAX_UPLOAD_BYTES: '1024',
       BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
@@ -51,6 +53,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.rateLimit.max, 0);
     assert.equal(config.publicRateLimit.max, 0);
     assert.equal(config.rateLimitIpv6Prefix, 48);
+    assert.equal(config.publicUrl, 'https://assets.example.com/acds', 'as the URL standard writes it, without the trailing slash');
     assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
     assert.equal(config.maxUploadBytes, 1024);
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
@@ -65,6 +68,19 @@ describe('configuration from the environment', () => {
     });
   });
 
+  test('PUBLIC_URL is kept as the URL standard writes it, with its path and without a trailing slash', () => {
+    for (const [raw, kept] of [
+      ['https://assets.example.com', 'https://assets.example.com'],
+      ['https://assets.example.com/', 'https://assets.example.com'],
+      ['http://assets.example.com:80/', 'http://assets.example.com'],
+      ['http://[::1]:8080', 'http://[::1]:8080'],
+      ['https://example.com/static/acds//', 'https://example.com/static/acds'],
+      ['https://bücher.example/', 'https://xn--bcher-kva.example'],
+    ]) {
+      assert.equal(loadConfig({ PUBLIC_URL: raw }).publicUrl, kept, raw);
+    }
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -76,6 +92,12 @@ describe('configuration from the environment', () => {
     [{ RATE_LIMIT_IPV6_PREFIX: '31' }, 'RATE_LIMIT_IPV6_PREFIX'],
     [{ RATE_LIMIT_IPV6_PREFIX: '129' }, 'RATE_LIMIT_IPV6_PREFIX'],
     [{ RATE_LIMIT_IPV6_PREFIX: '/64' }, 'RATE_LIMIT_IPV6_PREFIX'],
+    [{ PUBLIC_URL: 'assets.example.com' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://assets.example.com' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://assets.example.com/?v=1' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://assets.example.com/?' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://assets.example.com/#top' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://user:secret@assets.example.com' }, 'PUBLIC_URL'],
     [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '0' }, 'MAX_UPLOAD_BYTES'],
