@@ -5,7 +5,7 @@
  */
 export class AppError extends Error {
   constructor(
-    readonly statusCode: 400 | 401 | 404 | 409 | 413,
+    readonly statusCode: 400 | 401 | 404 | 409 | 413 | 503,
     message: string,
   ) {
     super(message);
@@ -16,3 +16,10 @@ export class AppError extends Error {
 export const badRequest = (message: string) => new AppError(400, message);
 export const unauthorized = (message: string) => new AppError(401, message);
 export const notFound = (message: string) => new AppError(404, message);
+
+/** A question the database could not answer within the statement time limit (STATEMENT_TIMEOUT_MS). */
+export const tooSlow = (limitMs: number) =>
+  new AppError(
+    503,
+    `this question took longer than ${limitMs / 1000} s to answer and was stopped: narrow it (a date range, a more selective filter) or ask again later`,
+  );

@@ -9,14 +9,17 @@ import { openBlobStore } from './storage/open-blob-store.js';
 /** How long journalled bytes may wait for their row before a sweep of a shared bucket removes them. */
 const SHARED_SWEEP_GRACE_SECONDS = 6 * 3600;
 const SHARED_SWEEP_EVERY_MS = 15 * 60 * 1000;
+const STATISTICS_EVERY_MS = 60 * 60 * 1000;
 /** Requests in flight get this long to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
 /** `npm start`: check the configuration, bring the database up to date, bootstrap, listen. */
 export async function serve(): Promise<void> {
   const config = loadConfigOrExit();
+  await migrateWithoutTimeLimit(config);
   const database = openDatabase(config);
-  await migrateToLatest(database);
+  // Fresh statistics before the first question; an import refreshes them after its commit.
+  await database.refreshStatistics();
   const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
   const blobs = await openBlobStore(config);
   const app = await buildApp({ config, database, blobs });
@@ -39,6 +42,11 @@ export async function serve(): Promise<void> {
   await sweep(shared ? SHARED_SWEEP_GRACE_SECONDS : 0);
   const sweepTimer = shared ? setInterval(() => sweep(SHARED_SWEEP_GRACE_SECONDS), SHARED_SWEEP_EVERY_MS) : undefined;
   sweepTimer?.unref();
+  // Rows that arrive otherwise than by an import (and imports of another instance) shift the statistics too.
+  const statisticsTimer = setInterval(() => {
+    database.refreshStatistics().catch((error) => app.log.error({ err: error }, 'refreshing the statistics failed; the next run tries again'));
+  }, STATISTICS_EVERY_MS);
+  statisticsTimer.unref();
 
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
@@ -47,6 +55,7 @@ export async function serve(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
     clearInterval(sweepTimer);
+    clearInterval(statisticsTimer);
     await app.close();
     await Promise.all([database.close(), blobs.close()]);
     app.log.info('stopped');
@@ -60,6 +69,19 @@ export async function serve(): Promise<void> {
   if (createdKey) {
     console.log('First start: created the account "default" and this API key for it. It is shown only once:');
     console.log(createdKey);
+  }
+}
+
+/**
+ * Migrations may rewrite every row of a large table, far longer than any request's statement
+ * may take: they run on a connection of their own without the limit.
+ */
+async function migrateWithoutTimeLimit(config: Config): Promise<void> {
+  const database = openDatabase({ ...config, statementTimeoutMs: undefined, sqliteReaders: 1 });
+  try {
+    await migrateToLatest(database);
+  } finally {
+    await database.close();
   }
 }
 

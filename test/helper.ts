@@ -14,8 +14,9 @@ import S3rver from 's3rver';
 import { AccountService } from '../src/accounts/service.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { importConversions, type SourceRecord } from '../src/conversions/import.js';
-import { openDatabase, sqliteFile, type Database } from '../src/db/database.js';
+import { importConversions, type LineProblem, type SourceRecord } from '../src/conversions/import.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { sqliteFiles } from '../src/db/sqlite/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { BlobStore } from '../src/storage/blob-store.js';
 import { openBlobStore } from '../src/storage/open-blob-store.js';
@@ -43,7 +44,10 @@ export interface TestDatabase extends Database {
  * a new PostgreSQL database on the TEST_DATABASE_URL server. `close` removes it again.
  * `upTo` stops the migrations at the one named, for testing the next.
  */
-export async function freshDatabase(engine: 'sqlite' | 'postgres', { upTo }: { upTo?: string } = {}): Promise<TestDatabase> {
+export async function freshDatabase(
+  engine: 'sqlite' | 'postgres',
+  { upTo, statementTimeoutMs }: { upTo?: string; statementTimeoutMs?: number } = {},
+): Promise<TestDatabase> {
   const dataDir = tempDir();
   let databaseUrl: string | undefined;
   let drop = async () => {};
@@ -56,7 +60,7 @@ export async function freshDatabase(engine: 'sqlite' | 'postgres', { upTo }: { u
     databaseUrl = url.toString();
     drop = () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
   }
-  const database = openDatabase({ databaseUrl, dataDir, poolSize: 4 });
+  const database = openDatabase({ databaseUrl, dataDir, poolSize: 4, statementTimeoutMs });
   await migrateToLatest(database, upTo);
   return {
     ...database,
@@ -112,7 +116,7 @@ export async function startTestApp(
   // Counters in Redis outlive the app: each test app counts apart unless told to share.
   { redisNamespace = `acds-test:${randomBytes(6).toString('hex')}:` } = {},
 ): Promise<TestContext> {
-  const database = await freshDatabase(engine);
+  const database = await freshDatabase(engine, { statementTimeoutMs: overrides.statementTimeoutMs });
   const s3 = engine === 'postgres' ? await startS3Server() : undefined;
   const config = testConfig(database, {
     rateLimit: { max: 0, windowMs: 60_000 },
@@ -149,7 +153,8 @@ export async function accountWithKey(accounts: AccountService, name: string): Pr
 export async function insertConversions(database: Database, accountId: number, values: object[]): Promise<void> {
   const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
   const problems: string[] = [];
-  await importConversions(database.db, accountId, records, { onProblem: (p) => problems.push(`${p.line}: ${p.reason}`) }).catch(
+  const options = { onProblem: (p: LineProblem) => problems.push(`${p.line}: ${p.reason}`), refreshStatistics: () => database.refreshStatistics() };
+  await importConversions(database.db, accountId, records, options).catch(
     (error) => {
       throw new Error(`${error.message}\n${problems.join('\n')}`);
     },
@@ -157,23 +162,42 @@ export async function insertConversions(database: Database, accountId: number, v
 }
 
 /**
- * Another writer inside its transaction, as an import is: on SQLite it holds the one write lock,
- * on PostgreSQL the account's row, which every write of the account updates (its data version).
- * Returns what ends the transaction.
+ * Another writer of the account inside its transaction, such as a key being made on the command
+ * line: on SQLite it holds the main file's one write lock, on PostgreSQL the account's row, which
+ * every asset write of the account updates (its data version). Returns what ends the transaction.
  */
 export async function holdWrites(database: { dataDir: string; databaseUrl: string | undefined }, accountId: number): Promise<() => Promise<void>> {
-  if (database.databaseUrl === undefined) {
-    const connection = new SQLite(sqliteFile(database.dataDir));
-    connection.exec('begin immediate');
-    return async () => {
-      connection.exec('rollback');
-      connection.close();
-    };
-  }
-  const client = new pg.Client({ connectionString: database.databaseUrl });
+  if (database.databaseUrl === undefined) return holdSqliteWriter(sqliteFiles(database.dataDir).main);
+  return holdInPostgres(database.databaseUrl, 'select 1 from accounts where id = $1 for update', [accountId]);
+}
+
+/**
+ * What a running import holds until its commit: on SQLite the conversions file's one write lock,
+ * on PostgreSQL the account's conversion version row. Returns what ends the transaction.
+ */
+export async function holdImportWrites(database: { dataDir: string; databaseUrl: string | undefined }, accountId: number): Promise<() => Promise<void>> {
+  if (database.databaseUrl === undefined) return holdSqliteWriter(sqliteFiles(database.dataDir).conversions);
+  return holdInPostgres(
+    database.databaseUrl,
+    'insert into conversion_versions values ($1, 1) on conflict (account_id) do update set version = conversion_versions.version + 1',
+    [accountId],
+  );
+}
+
+async function holdSqliteWriter(file: string): Promise<() => Promise<void>> {
+  const connection = new SQLite(file);
+  connection.exec('begin immediate');
+  return async () => {
+    connection.exec('rollback');
+    connection.close();
+  };
+}
+
+async function holdInPostgres(databaseUrl: string, statement: string, parameters: unknown[]): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   await client.query('begin');
-  await client.query('select 1 from accounts where id = $1 for update', [accountId]);
+  await client.query(statement, parameters);
   return async () => {
     await client.query('rollback');
     await client.end();

@@ -40,23 +40,47 @@ export class AccountRepository {
       .execute();
   }
 
-  /** The account of an active key and its data version, by the key's hash (a unique index). */
+  /**
+   * The account of an active key and its data version, by the key's hash (a unique index). The
+   * version is the sum of the assets' and the conversions' counters: each only ever grows, so the
+   * sum changes with every change to either.
+   */
   accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number } | undefined> {
     return this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['api_keys.account_id', 'accounts.data_version'])
+      .leftJoin('conversion_versions', 'conversion_versions.account_id', 'api_keys.account_id')
+      .select((eb) => [
+        'api_keys.account_id',
+        eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version'),
+      ])
       .where('api_keys.key_hash', '=', keyHash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
   }
 
-  /** Marks a change to the account's data; call it inside the transaction that makes the change. */
+  /** Marks a change to the account's assets; call it inside the transaction that makes the change. */
   async bumpDataVersion(accountId: number): Promise<void> {
     await this.db
       .updateTable('accounts')
       .set((eb) => ({ data_version: eb('data_version', '+', 1) }))
       .where('id', '=', accountId)
+      .execute();
+  }
+
+  async removeIfEmpty(id: number): Promise<void> {
+    await this.db
+      .deleteFrom('accounts')
+      .where('id', '=', id)
+      .where(({ exists, not, or, selectFrom }) =>
+        not(
+          or([
+            exists(selectFrom('api_keys').select('id').where('account_id', '=', id)),
+            exists(selectFrom('assets').select('id').where('account_id', '=', id)),
+            exists(selectFrom('conversions').select('id').where('account_id', '=', id)),
+          ]),
+        ),
+      )
       .execute();
   }
 

@@ -18,6 +18,15 @@ export class ConversionRepository {
     );
   }
 
+  /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */
+  async bumpVersion(accountId: number): Promise<void> {
+    await this.db
+      .insertInto('conversion_versions')
+      .values({ account_id: accountId, version: 1 })
+      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1) })))
+      .execute();
+  }
+
   /** The number of conversions of every account, or a little more (the largest id): read at once, not counted. */
   async approximateRowCount(): Promise<number> {
     const { largest } = await this.db.selectFrom('conversions').select((eb) => eb.fn.max('id').as('largest')).executeTakeFirstOrThrow();

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from './schema.js';
+import { CONVERSIONS_SCHEMA, sqliteFiles } from './sqlite/connection.js';
+import { SqliteWorkerDriver, StatementTimeoutError } from './sqlite/driver.js';
 
 /**
  * The one place that knows which database engine is behind Kysely. Everything else
@@ -21,6 +21,21 @@ export interface Database {
    * (an import holds it to its end); PostgreSQL writers wait on each other's rows only.
    */
   isBusy(error: unknown): boolean;
+  /** Whether a statement was stopped for running past DatabaseOptions.statementTimeoutMs. */
+  isStatementTimeout(error: unknown): boolean;
+  /**
+   * The schema holding the conversions tables where they are not in the default one: on SQLite
+   * the conversions file (sqlite/connection.ts); undefined on PostgreSQL.
+   */
+  conversionsSchema: string | undefined;
+  /** Moves the conversions tables into the conversions file (SQLite); does nothing on PostgreSQL. */
+  separateConversions(executor: Kysely<any>): Promise<void>;
+  /**
+   * Gathers the statistics the planner chooses plans by, for every table. Without them SQLite
+   * can plan a filter on two of an array's conditions as a product of their matches (seconds at
+   * 10,000 rows, minutes at 100,000). Run at start, after every import and now and then.
+   */
+  refreshStatistics(executor?: Kysely<any>): Promise<void>;
   /**
    * Moves every auto-increment counter past the largest id its table holds, so that rows copied
    * in with their ids (migrate-data) are not collided with by new ones. PostgreSQL's sequences do
@@ -47,14 +62,21 @@ export interface Database {
    * to await before the commit. SQLite drops the table's secondary indexes and builds them
    * again at the end, once, from sorted rows, far cheaper than updating them row by row (the
    * indexes behind UNIQUE and PRIMARY KEY stay: the inserts check them). PostgreSQL keeps its
-   * indexes, since dropping one would lock the table against every reader until the commit,
-   * and analyzes the table at the end, so that its planner sees the new rows at once.
+   * indexes, since dropping one would lock the table against every reader until the commit.
+   * (Either way the import refreshes the statistics of every table it wrote, once it is done.)
    */
-  bulkLoad(executor: Kysely<DatabaseSchema>, table: string): Promise<() => Promise<void>>;
+  bulkLoad(executor: Kysely<DatabaseSchema>, table: string): Promise<BulkLoadFinish>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
+
+/**
+ * What a bulk load awaits before its commit. When it builds indexes (SQLite) it tells
+ * `onIndexBuilt` how many of them are built, before the first and after each: they are most of
+ * the end of a large import, and a person waiting for it can be told how far it is.
+ */
+export type BulkLoadFinish = (onIndexBuilt?: (built: number, total: number) => void) => Promise<void>;
 
 /**
  * A column as the API writes it: `number` a double (49, not 49.0), `boolean` a 0/1 integer,
@@ -79,27 +101,41 @@ export interface DatabaseOptions {
   dataDir: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * Statements running longer fail (isStatementTimeout) instead of holding a connection; undefined
+   * sets no limit (the command line's imports and migrations). On SQLite the limit applies to
+   * reads, the only statements a client can make long.
+   */
+  statementTimeoutMs?: number | undefined;
+  /** SQLite: how many threads read at once, each with its own connection. */
+  sqliteReaders?: number;
 }
 
 export function openDatabase(options: DatabaseOptions): Database {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openSqlite(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs)
+    : openSqlite(options.dataDir, options.sqliteReaders ?? 4, options.statementTimeoutMs);
 }
 
+/** The SQLite file that holds accounts, keys and assets (conversions have their own: sqliteFiles). */
 export function sqliteFile(dataDir: string): string {
-  return path.join(dataDir, 'acds.sqlite');
+  return sqliteFiles(dataDir).main;
 }
 
-function openSqlite(dataDir: string): Database {
+// Page cache of each SQLite connection (the default is 2 MiB): a list page reads some hundred pages.
+const SQLITE_CACHE_KIB = 32 * 1024;
+
+function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const connection = new SQLite(sqliteFile(dataDir));
-  // WAL lets the server read while the command line imports; FULL makes every commit durable.
-  connection.pragma('journal_mode = WAL');
-  connection.pragma('synchronous = FULL');
-  connection.pragma('busy_timeout = 5000');
-  connection.pragma('foreign_keys = ON');
-  // 64 MiB of page cache (the default is 2 MiB): a list page reads some hundred pages.
-  connection.pragma('cache_size = -65536');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const driver = new SqliteWorkerDriver({ dataDir, readers, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
   return {
     db,
     engine: 'sqlite',
@@ -108,21 +144,33 @@ function openSqlite(dataDir: string): Database {
       autoIdType: 'integer',
       text: sql`text`,
     },
+    conversionsSchema: CONVERSIONS_SCHEMA,
     isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
+    isStatementTimeout: (error) => error instanceof StatementTimeoutError,
     resetSequences: async () => {},
     unindexed: (ref) => sql`+${sql.ref(ref)}`,
     indexHints: true,
     bulkLoad: async (executor, table) => {
       // Constraint indexes have no SQL of their own here.
-      const { rows } = await sql<{ name: string; sql: string }>`
-        select name, sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(executor);
+      const rows = await indexesOf(executor, table);
       for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(executor);
-      return async () => {
-        // The CREATE INDEX statements as SQLite itself stored them.
-        for (const index of rows) await sql.raw(index.sql).execute(executor);
+      return async (onIndexBuilt) => {
+        // The CREATE INDEX statements as SQLite itself stored them, in the schema of their table.
+        onIndexBuilt?.(0, rows.length);
+        for (const [built, index] of rows.entries()) {
+          await sql.raw(inSchema(index.sql, index.schema)).execute(executor);
+          onIndexBuilt?.(built + 1, rows.length);
+        }
       };
     },
+    refreshStatistics: async (executor = db) => {
+      // Approximate statistics, from at most this many rows an index: enough for the planner to
+      // choose well, and fast at any size.
+      await sql`pragma analysis_limit = 1000`.execute(executor);
+      await sql`analyze`.execute(executor);
+    },
+    separateConversions: (executor) => moveToConversionsFile(executor, ['conversions', 'conversion_tracking_codes']),
     jsonObject: (table, fields) => {
       const value = (field: JsonField) => {
         const column = sql.ref(`${table}.${field.name}`);
@@ -146,37 +194,61 @@ function openSqlite(dataDir: string): Database {
   };
 }
 
-const STATEMENT_CACHE_SIZE = 256;
+/** The indexes of `table` that have SQL of their own, with the schema (file) they are in. */
+async function indexesOf(executor: Kysely<any>, table: string): Promise<{ schema: string; name: string; sql: string }[]> {
+  const { rows } = await sql<{ schema: string; name: string; sql: string }>`
+    select 'main' as schema, name, sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null
+    union all
+    select ${CONVERSIONS_SCHEMA}, name, sql from ${sql.raw(CONVERSIONS_SCHEMA)}.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(executor);
+  return rows;
+}
+
+/** SQLite creates an index whose name is not qualified in the main file, whatever its table's. */
+function inSchema(createStatement: string, schema: string): string {
+  return createStatement.replace(/^(CREATE (?:UNIQUE )?INDEX (?:IF NOT EXISTS )?)/i, `$1${schema}.`);
+}
 
 /**
- * Keeps the most recently used prepared statements by their SQL: preparing a list page's
- * statement costs more than running it. Safe to reuse because Kysely runs one statement at a
- * time on the single connection.
+ * Moves tables with their rows, ids, indexes and auto-increment counters from the main file into
+ * the conversions file, in one transaction. A table already moved is left alone; one found in
+ * both files (a stop between the two files' commits) is copied again from the main file.
  */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase {
-  const statements = new Map<string, SQLite.Statement>();
-  return {
-    close: () => connection.close(),
-    prepare(text) {
-      let statement = statements.get(text);
-      if (statement) {
-        statements.delete(text);
-      } else {
-        statement = connection.prepare(text);
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-      }
-      statements.set(text, statement);
-      return statement;
-    },
-  };
+async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise<void> {
+  const target = CONVERSIONS_SCHEMA;
+  await db.transaction().execute(async (trx) => {
+    for (const table of tables) {
+      const { rows } = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'table' and name = ${table}`.execute(trx);
+      const createTable = rows[0]?.sql;
+      if (createTable === undefined) continue;
+      await sql`drop table if exists ${sql.raw(target)}.${sql.id(table)}`.execute(trx);
+      // A foreign key cannot name a table of another file: the accounts it named stay in main.
+      const definition = createTable
+        .replace(/^CREATE TABLE ("?\w+"?)/i, `CREATE TABLE ${target}.$1`)
+        .replace(/\s+references\s+"?accounts"?\s*\("?id"?\)(\s+on delete cascade)?/gi, '');
+      await sql.raw(definition).execute(trx);
+      await sql`insert into ${sql.raw(target)}.${sql.id(table)} select * from main.${sql.id(table)}`.execute(trx);
+      const indexes = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(trx);
+      for (const index of indexes.rows) await sql.raw(inSchema(index.sql, target)).execute(trx);
+    }
+    // Ids are never reused: the counters move with their tables (inserting the rows set them only to the largest id).
+    for (const table of tables) {
+      await sql`update ${sql.raw(target)}.sqlite_sequence set seq = (select seq from main.sqlite_sequence where name = ${table})
+        where name = ${table} and exists (select 1 from main.sqlite_sequence where name = ${table})`.execute(trx);
+    }
+    // Children first: the tracking codes refer to the conversions.
+    for (const table of [...tables].reverse()) await sql`drop table if exists main.${sql.id(table)}`.execute(trx);
+  });
 }
 
 const INT8_OID = 20;
+// The SQLSTATE of a statement cancelled, here by statement_timeout.
+const QUERY_CANCELED = '57014';
 
-function openPostgres(connectionString: string, poolSize: number): Database {
+function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
+    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
     // bigint ids and counts arrive as strings by default; all of ours fit in a double.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -197,6 +269,12 @@ function openPostgres(connectionString: string, poolSize: number): Database {
     },
     isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
     isBusy: () => false,
+    isStatementTimeout: (error) => (error as { code?: string })?.code === QUERY_CANCELED,
+    conversionsSchema: undefined,
+    separateConversions: async () => {},
+    refreshStatistics: async (executor = db) => {
+      await sql`analyze`.execute(executor);
+    },
     resetSequences: async (executor = db) => {
       // Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made.
       const { rows } = await sql<{ table_name: string; column_name: string }>`
@@ -234,9 +312,7 @@ function openPostgres(connectionString: string, poolSize: number): Database {
     // from it (coalesce(x, x)) also hides its statistics, and it then sorts a full scan.
     unindexed: (ref) => sql.ref(ref),
     indexHints: false,
-    bulkLoad: async (executor, table) => async () => {
-      await sql`analyze ${sql.table(table)}`.execute(executor);
-    },
+    bulkLoad: async () => async () => {},
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };

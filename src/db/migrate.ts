@@ -5,6 +5,7 @@ import { assetsMigration } from './migrations/0002-assets.js';
 import { listSpeedMigration } from './migrations/0003-list-speed.js';
 import { assetEntriesMigration } from './migrations/0004-asset-entries.js';
 import { datedIndexesMigration } from './migrations/0005-dated-indexes.js';
+import { conversionsFileMigration } from './migrations/0006-conversions-file.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -14,6 +15,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0003-list-speed': listSpeedMigration(database),
     '0004-asset-entries': assetEntriesMigration(database),
     '0005-dated-indexes': datedIndexesMigration(),
+    '0006-conversions-file': conversionsFileMigration(database),
   };
 }
 

@@ -10,6 +10,7 @@ export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   conversions: ConversionsTable;
   conversion_tracking_codes: ConversionTrackingCodesTable;
+  conversion_versions: ConversionVersionsTable;
   assets: AssetsTable;
   blob_journal: BlobJournalTable;
 }
@@ -20,8 +21,20 @@ export interface AccountsTable {
   /** Non-secret public handle, used in public asset URLs. */
   handle: string;
   created_at: number;
-  /** Incremented by every transaction that changes the account's conversions or assets. */
+  /**
+   * Incremented by every transaction that changes the account's assets. With the account's
+   * conversion_versions.version it makes the account's data version (AccountRepository.accountForKey).
+   */
   data_version: Generated<number>;
+}
+
+/**
+ * Incremented by every import into the account, beside the conversions: on SQLite in their file,
+ * so that an import writes nothing to the main file and never holds its writer.
+ */
+export interface ConversionVersionsTable {
+  account_id: number;
+  version: number;
 }
 
 export interface ApiKeysTable {

@@ -4,13 +4,18 @@ import { sendJson } from './reply.js';
 
 /**
  * The one place where errors become responses: a JSON string a person can act on for every
- * 4xx, an empty 429, and for anything unexpected a bare "internal error" with the details in
- * the log under the request id.
+ * 4xx and for the service's own 503 (a question stopped at its time limit), an empty 429, and
+ * for anything unexpected a bare "internal error" with the details in the log under the
+ * request id.
  */
 export function errorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode ?? 500;
   if (status === 429) return reply.code(429).send();
   if (status >= 400 && status < 500) return sendJson(reply, clientStatus(request, status), clientMessage(error));
+  if (error instanceof AppError) {
+    request.log.warn({ err: error }, 'request stopped');
+    return sendJson(reply, clientStatus(request, status), error.message);
+  }
   request.log.error({ err: error }, 'request failed');
   return sendJson(reply, 500, 'internal error');
 }
@@ -23,8 +28,9 @@ function clientMessage(error: FastifyError | AppError): string {
 
 /** Interface 4.3 to 4.5: a failed write of an asset is a 400, whatever else went wrong. */
 function clientStatus(request: FastifyRequest, status: number): number {
+  if (status === 401) return status;
   const writeErrorsAre400 = (request.routeOptions.config as { writeErrorsAre400?: boolean } | undefined)?.writeErrorsAre400;
-  return writeErrorsAre400 && status !== 401 ? 400 : status;
+  return writeErrorsAre400 ? 400 : status;
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {

@@ -1,0 +1,39 @@
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+
+/**
+ * The embedded database is two files in DATA_DIR. Conversions live in a file of their own,
+ * attached to every connection under this schema name: an import holds that file's one writer
+ * from its first row to its commit, and asset and key writes go to the main file meanwhile.
+ * Unqualified table names find the conversions tables there, so SQL names no file.
+ */
+export const CONVERSIONS_SCHEMA = 'conv';
+
+export function sqliteFiles(dataDir: string): { main: string; conversions: string } {
+  return { main: path.join(dataDir, 'acds.sqlite'), conversions: path.join(dataDir, 'conversions.sqlite') };
+}
+
+export interface ConnectionOptions {
+  dataDir: string;
+  /** A reader never writes: SQLite refuses its writes, so a statement sent to the wrong connection fails loudly. */
+  readonly: boolean;
+  /** Page cache per connection, in KiB. */
+  cacheKiB: number;
+}
+
+/** One connection to both files, set up as every connection of the service must be. */
+export function openConnection({ dataDir, readonly, cacheKiB }: ConnectionOptions): SQLite.Database {
+  const files = sqliteFiles(dataDir);
+  const connection = new SQLite(files.main, { readonly, fileMustExist: readonly });
+  // A writer waits this long for a writer of another process (the command line) before it fails.
+  connection.pragma('busy_timeout = 5000');
+  connection.prepare(`attach database ? as ${CONVERSIONS_SCHEMA}`).run(files.conversions);
+  for (const schema of ['main', CONVERSIONS_SCHEMA]) {
+    // WAL lets readers read while another connection writes; FULL makes every commit durable.
+    if (!readonly) connection.pragma(`${schema}.journal_mode = WAL`);
+    connection.pragma(`${schema}.synchronous = FULL`);
+    connection.pragma(`${schema}.cache_size = -${cacheKiB}`);
+  }
+  connection.pragma('foreign_keys = ON');
+  return connection;
+}

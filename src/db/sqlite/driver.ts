@@ -1,0 +1,272 @@
+import { Worker } from 'node:worker_threads';
+import {
+  CompiledQuery,
+  RawNode,
+  SelectQueryNode,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import type { ConnectionOptions } from './connection.js';
+import type { StatementRequest, StatementResponse } from './worker.js';
+
+/** A read that ran past the statement time limit; its thread was stopped. */
+export class StatementTimeoutError extends Error {
+  readonly code = 'STATEMENT_TIMEOUT';
+  constructor(readonly limitMs: number) {
+    super(`the statement ran longer than ${limitMs} ms and was stopped`);
+    this.name = 'StatementTimeoutError';
+  }
+}
+
+export interface WorkerDriverOptions {
+  dataDir: string;
+  /** Reading threads: each holds a connection, so this many reads run at once. */
+  readers: number;
+  /** A read running longer is stopped (its thread ended) and fails with StatementTimeoutError; undefined never stops one. */
+  statementTimeoutMs: number | undefined;
+  /** Page cache of each connection, in KiB. */
+  cacheKiB: number;
+}
+
+/**
+ * Built, the worker is JavaScript beside this file. Under tsx (tests, `npm run cli`) it is
+ * TypeScript, and a worker thread does not inherit tsx's loader: it registers it first.
+ */
+function startWorker(options: ConnectionOptions): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: options });
+  const source = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`, { eval: true, workerData: options });
+}
+
+/** One thread with its own SQLite connection, running one statement at a time. */
+class SqliteThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (response: StatementResponse) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | undefined;
+  /** Settles once the thread has opened its connection. */
+  readonly ready: Promise<void>;
+
+  constructor(options: ConnectionOptions) {
+    this.worker = startWorker(options);
+    let opened!: () => void;
+    let failedToOpen!: (error: Error) => void;
+    this.ready = new Promise((resolve, reject) => ((opened = resolve), (failedToOpen = reject)));
+    this.ready.catch(() => {});
+    this.worker.on('message', (response: StatementResponse | 'ready') => {
+      if (response === 'ready') return opened();
+      const waiting = this.pending.get(response.id);
+      this.pending.delete(response.id);
+      waiting?.resolve(response);
+    });
+    // A thread that cannot open its connection, or ends, fails what it was asked and everything after.
+    const fail = (error: Error) => {
+      this.failure ??= error;
+      failedToOpen(error);
+      for (const { reject } of this.pending.values()) reject(error);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the SQLite thread ended (exit code ${code})`)));
+  }
+
+  /** Whether the thread has ended or could not open its connection: it runs nothing more. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  async execute(sql: string, parameters: readonly unknown[]): Promise<QueryResult<any>> {
+    if (this.failure) throw this.failure;
+    const id = this.nextId++;
+    const response = await new Promise<StatementResponse>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, sql, parameters } satisfies StatementRequest);
+    });
+    if ('error' in response) throw Object.assign(new Error(response.error.message), { code: response.error.code });
+    if ('changes' in response) {
+      return { rows: [], numAffectedRows: BigInt(response.changes), insertId: BigInt(response.lastInsertRowid) };
+    }
+    return { rows: response.rows as any[] };
+  }
+
+  /** Ends the thread even mid-statement: SQLite's work stops when its current step returns. */
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+
+  async close(): Promise<void> {
+    if (this.failure) return;
+    const exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    this.worker.postMessage('close');
+    await exited;
+  }
+}
+
+/** Lets one holder at a time through, in the order they came. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  async lock(): Promise<() => void> {
+    let unlock!: () => void;
+    const previous = this.tail;
+    this.tail = new Promise((resolve) => (unlock = resolve));
+    await previous;
+    return unlock;
+  }
+}
+
+/**
+ * Kysely's driver for SQLite with every statement run on a thread of its own. Writes, and every
+ * statement of a transaction, go to the one writing thread, one transaction at a time (SQLite
+ * has one writer per file anyway); plain reads go to a pool of reading threads, each with its
+ * own connection, which WAL lets read alongside the writer. So the event loop never waits for
+ * SQLite, neither for a slow question nor for another process's write (an import).
+ */
+export class SqliteWorkerDriver implements Driver {
+  private writer!: SqliteThread;
+  private readonly writeLock = new Mutex();
+  private readonly idleReaders: SqliteThread[] = [];
+  private readerCount = 0;
+  private readonly waitingForReader: ((reader: SqliteThread) => void)[] = [];
+
+  constructor(private readonly options: WorkerDriverOptions) {}
+
+  async init(): Promise<void> {
+    // The writer creates the files; readers open them read-only once they exist.
+    this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB });
+    await this.writer.execute('select 1', []);
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new RoutedConnection(this);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    const routed = connection as RoutedConnection;
+    const unlock = await this.writeLock.lock();
+    try {
+      await this.writer.execute('begin', []);
+      routed.endTransaction = unlock;
+    } catch (error) {
+      unlock();
+      throw error;
+    }
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.endTransaction(connection as RoutedConnection, 'commit');
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.endTransaction(connection as RoutedConnection, 'rollback');
+  }
+
+  private async endTransaction(connection: RoutedConnection, statement: 'commit' | 'rollback'): Promise<void> {
+    try {
+      await this.writer.execute(statement, []);
+    } finally {
+      const unlock = connection.endTransaction;
+      connection.endTransaction = undefined;
+      unlock?.();
+    }
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    // Reads still running finish first; a reader stopped for its time limit is already gone.
+    const readers = [...this.idleReaders];
+    this.idleReaders.length = 0;
+    await Promise.all([this.writer?.close(), ...readers.map((reader) => reader.close())]);
+  }
+
+  /** A statement outside a transaction: a read on a reading thread, anything else on the writer. */
+  async executeAlone(query: CompiledQuery): Promise<QueryResult<any>> {
+    if (isRead(query)) return this.read(query);
+    const unlock = await this.writeLock.lock();
+    try {
+      return await this.writer.execute(query.sql, query.parameters);
+    } finally {
+      unlock();
+    }
+  }
+
+  inTransaction(query: CompiledQuery): Promise<QueryResult<any>> {
+    return this.writer.execute(query.sql, query.parameters);
+  }
+
+  private async read(query: CompiledQuery): Promise<QueryResult<any>> {
+    const reader = await this.takeReader();
+    const limitMs = this.options.statementTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    try {
+      await reader.ready;
+      const execution = reader.execute(query.sql, query.parameters);
+      if (limitMs === undefined) return await execution;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          reject(new StatementTimeoutError(limitMs));
+        }, limitMs);
+      });
+      return await Promise.race([execution, deadline]);
+    } finally {
+      clearTimeout(timer);
+      if (timedOut || reader.failed) {
+        this.readerCount -= 1;
+        void reader.terminate();
+        this.handOnReader(undefined);
+      } else {
+        this.handOnReader(reader);
+      }
+    }
+  }
+
+  private async takeReader(): Promise<SqliteThread> {
+    const idle = this.idleReaders.pop();
+    if (idle) return idle;
+    if (this.readerCount < this.options.readers) {
+      this.readerCount += 1;
+      return new SqliteThread({ dataDir: this.options.dataDir, readonly: true, cacheKiB: this.options.cacheKiB });
+    }
+    return new Promise((resolve) => this.waitingForReader.push(resolve));
+  }
+
+  /** Gives a free reader (or, after one was stopped, a new one) to the next waiting read. */
+  private handOnReader(reader: SqliteThread | undefined): void {
+    const next = this.waitingForReader.shift();
+    if (!next) {
+      if (reader) this.idleReaders.push(reader);
+      return;
+    }
+    if (reader) return next(reader);
+    this.readerCount += 1;
+    next(new SqliteThread({ dataDir: this.options.dataDir, readonly: true, cacheKiB: this.options.cacheKiB }));
+  }
+}
+
+/** What Kysely calls a connection: a statement's way to the thread that should run it. */
+class RoutedConnection implements DatabaseConnection {
+  /** Set while this connection holds a transaction; ends it and lets the next writer in. */
+  endTransaction: (() => void) | undefined;
+
+  constructor(private readonly driver: SqliteWorkerDriver) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.endTransaction ? this.driver.inTransaction(query) : this.driver.executeAlone(query);
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported on SQLite: read in pages');
+  }
+}
+
+/** Whether a statement only reads: a SELECT, or raw SQL that starts as one. */
+function isRead(query: CompiledQuery): boolean {
+  if (SelectQueryNode.is(query.query)) return true;
+  return RawNode.is(query.query) && /^\s*(select|with)\b/i.test(query.sql) && !/\b(insert|update|delete)\b/i.test(query.sql);
+}

@@ -1,0 +1,62 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import { openConnection, type ConnectionOptions } from './connection.js';
+
+/**
+ * A thread that owns one SQLite connection and runs the statements the service sends it, so
+ * that neither a slow statement nor a wait for SQLite's one writer ever holds the event loop.
+ * better-sqlite3 is synchronous: here that blocks this thread only.
+ */
+
+export interface StatementRequest {
+  id: number;
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+export type StatementResponse =
+  | { id: number; rows: unknown[] }
+  | { id: number; rows: []; changes: number; lastInsertRowid: number | bigint }
+  | { id: number; error: { message: string; code?: string } };
+
+const STATEMENT_CACHE_SIZE = 256;
+
+const connection = openConnection(workerData as ConnectionOptions);
+// Preparing a list page's statement costs more than running it: keep the recent ones by their SQL.
+const statements = new Map<string, SQLite.Statement>();
+
+function prepare(sql: string): SQLite.Statement {
+  let statement = statements.get(sql);
+  if (statement) {
+    statements.delete(sql);
+  } else {
+    statement = connection.prepare(sql);
+    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+  }
+  statements.set(sql, statement);
+  return statement;
+}
+
+function run({ id, sql, parameters }: StatementRequest): StatementResponse {
+  try {
+    const statement = prepare(sql);
+    if (statement.reader) return { id, rows: statement.all(parameters) };
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return { id, rows: [], changes, lastInsertRowid };
+  } catch (error) {
+    const { message, code } = error as { message: string; code?: string };
+    return { id, error: { message, code } };
+  }
+}
+
+// Told once the connection is open: a statement's time limit counts from then, not from the thread's start.
+parentPort!.postMessage('ready');
+
+parentPort!.on('message', (request: StatementRequest | 'close') => {
+  if (request === 'close') {
+    connection.close();
+    parentPort!.close();
+    return;
+  }
+  parentPort!.postMessage(run(request));
+});

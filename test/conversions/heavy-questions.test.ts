@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
+import { accountWithKey, describeEachEngine, freshDatabase, insertConversions, startTestApp, type TestContext, type TestDatabase } from '../helper.js';
+
+/**
+ * The heaviest questions the filter language allows must stay questions, not outages: every
+ * shape's work grows with the rows it reads, never with their square, and a statement that runs
+ * too long anyway is stopped.
+ */
+describeEachEngine('heavy questions', (engine) => {
+  const CONVERSIONS = 12_000;
+  let ctx: TestContext;
+  let apiKey: string;
+  let records: { tracking_codes: string[]; utm_source: string | null }[];
+
+  before(async () => {
+    // A generous limit: the questions below take milliseconds; planned as a product of their
+    // matches they took seconds at this size (12.4 s at 10,000 rows on SQLite, 5.7 s on PostgreSQL).
+    ctx = await startTestApp(engine, { statementTimeoutMs: 3000 });
+    const account = await accountWithKey(ctx.accounts, 'heavy');
+    apiKey = account.key;
+    records = [...syntheticConversions(CONVERSIONS, { random: seededRandom(7) })] as typeof records;
+    await insertConversions(ctx.database, account.accountId, records);
+  });
+  after(() => ctx.close());
+
+  const list = (query: string) => ctx.app.inject({ method: 'GET', url: `/api/v1/conversions?${query}`, headers: { 'x-api-key': apiKey } });
+  const withCode = (test: (code: string) => boolean) => records.filter((record) => record.tracking_codes.some(test)).length;
+
+  test('two range conditions on tracking_codes count every conversion with an element in each, within the time limit', async () => {
+    const response = await list('tracking_codes.gte=a&tracking_codes.lte=zz');
+    assert.equal(response.statusCode, 200, response.body);
+    const expected = records.filter((r) => r.tracking_codes.some((c) => c >= 'a') && r.tracking_codes.some((c) => c <= 'zz')).length;
+    assert.ok(expected > CONVERSIONS / 2, 'most conversions match');
+    assert.equal(response.json().totalEntries, expected);
+  });
+
+  test('several conditions on tracking_codes hold each for some element, not necessarily the same one', async () => {
+    const response = await list('tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2&tracking_codes.gt=tc-0');
+    assert.equal(response.statusCode, 200, response.body);
+    const expected = records.filter(
+      (r) => r.tracking_codes.includes('tc-facebook') && r.tracking_codes.some((c) => c === 'tc-1' || c === 'tc-2') && r.tracking_codes.some((c) => c > 'tc-0'),
+    ).length;
+    assert.ok(expected > 0);
+    assert.equal(response.json().totalEntries, expected);
+    assert.equal(withCode((c) => c === 'tc-facebook') > expected, true, 'the other conditions narrow it');
+  });
+});
+
+describeEachEngine('the statement time limit', (engine) => {
+  let database: TestDatabase;
+  before(async () => {
+    database = await freshDatabase(engine, { statementTimeoutMs: 300 });
+  });
+  after(() => database.close());
+
+  // A question that takes seconds: counting to fifty million.
+  const slowQuestion = () =>
+    sql`with recursive counter(n) as (select 1 union all select n + 1 from counter where n < 50000000) select count(*) as n from counter`.execute(database.db);
+
+  test('a statement running past the limit fails as a timeout, and the next one is answered', async () => {
+    const started = Date.now();
+    const error = await slowQuestion().then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    assert.ok(error, 'the slow question was stopped');
+    assert.ok(database.isStatementTimeout(error), `a timeout, not ${String(error)}`);
+    assert.ok(Date.now() - started < 2500, 'stopped near its limit');
+    const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
+    assert.equal(Number(rows[0]!.one), 1);
+  });
+
+  test('other statements are answered while one runs toward its limit', async () => {
+    // Reading threads start when first needed: have two running before the clock starts.
+    await Promise.all([sql`select 1`.execute(database.db), sql`select 2`.execute(database.db)]);
+    const slow = slowQuestion().catch(() => 'stopped');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    const accounts = await database.db.selectFrom('accounts').select('id').execute();
+    assert.ok(Array.isArray(accounts));
+    assert.ok(Date.now() - started < 250, 'not queued behind the slow one');
+    assert.equal(await slow, 'stopped');
+  });
+});
