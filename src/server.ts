@@ -18,8 +18,11 @@ export async function serve(): Promise<void> {
   const config = loadConfigOrExit();
   await migrateWithoutTimeLimit(config);
   const database = openDatabase(config);
-  // Fresh statistics before the first question; an import refreshes them after its commit.
-  await database.refreshStatistics();
+  // Fresh statistics before the first question (an import refreshes them after its commit); on
+  // SQLite they are written, and a writer of another process may hold the file a while.
+  const refreshStatistics = () =>
+    database.refreshStatistics().catch((error) => console.error(`refreshing the statistics failed (${error.message}); the next run tries again`));
+  await refreshStatistics();
   const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
   const blobs = await openBlobStore(config);
   const app = await buildApp({ config, database, blobs });
@@ -43,9 +46,7 @@ export async function serve(): Promise<void> {
   const sweepTimer = shared ? setInterval(() => sweep(SHARED_SWEEP_GRACE_SECONDS), SHARED_SWEEP_EVERY_MS) : undefined;
   sweepTimer?.unref();
   // Rows that arrive otherwise than by an import (and imports of another instance) shift the statistics too.
-  const statisticsTimer = setInterval(() => {
-    database.refreshStatistics().catch((error) => app.log.error({ err: error }, 'refreshing the statistics failed; the next run tries again'));
-  }, STATISTICS_EVERY_MS);
+  const statisticsTimer = setInterval(refreshStatistics, STATISTICS_EVERY_MS);
   statisticsTimer.unref();
 
   const shutdown = async (signal: string) => {

@@ -153,7 +153,7 @@ describeEachEngine('keys create, list and revoke', (engine) => {
     assert.ok(!KEY_SHAPE.test(lastLine(badName.stdout || '-')), 'no key is printed');
   });
 
-  test('a key made while another writer (an import) is in its transaction: SQLite says the database is busy, PostgreSQL makes it', async () => {
+  test('a key made while another writer of accounts and keys is in its transaction: SQLite says the database is busy, PostgreSQL makes it', async () => {
     succeeded(await cli(store, ['keys', 'create', '--account', 'busy']));
     const database = openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, poolSize: 1 });
     const account = await database.db.selectFrom('accounts').select('id').where('name', '=', 'busy').executeTakeFirstOrThrow();

@@ -131,7 +131,7 @@ describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_RE
 });
 
 describeEachEngine('starting beside another writer', (engine) => {
-  test('the service starts again, and answers, while another writer (an import) is in its transaction, with bytes to sweep', async () => {
+  test('the service starts again, and answers, while another writer of the account is in its transaction, with bytes to sweep', async () => {
     const database = await freshDatabase(engine);
     try {
       await stopService(await spawnService(database));
