@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { sqliteFiles } from '../../src/db/sqlite/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { validateConversion } from '../../src/conversions/validate.js';
+import { accountWithKey, conversionRecord, describeEachEngine, freshDatabase, insertConversions, startTestApp } from '../helper.js';
+import { AccountService } from '../../src/accounts/service.js';
+
+describeEachEngine('migration 0006: conversions in a file of their own', (engine) => {
+  test('conversions stored before it keep their ids, entries and tracking codes, and new ones never reuse an id', async () => {
+    const database = await freshDatabase(engine, { upTo: '0005-dated-indexes' });
+    try {
+      const { id: accountId } = await database.db.insertInto('accounts').values({ name: 'old', handle: 'old-handle', created_at: 0 } as never).returning('id').executeTakeFirstOrThrow();
+      const ids: number[] = [];
+      for (const receipt of ['OLD-1', 'OLD-2', 'OLD-3']) {
+        const checked = validateConversion(conversionRecord({ receipt, tracking_codes: [`code-${receipt}`] }));
+        assert.ok('row' in checked);
+        const { id } = await database.db.insertInto('conversions').values({ ...checked.row, account_id: accountId }).returning('id').executeTakeFirstOrThrow();
+        await database.db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code: `code-${receipt}` }).execute();
+        ids.push(id);
+      }
+      // The newest row gone: its id must still never come back.
+      await database.db.deleteFrom('conversion_tracking_codes').where('conversion_id', '=', ids[2]!).execute();
+      await database.db.deleteFrom('conversions').where('id', '=', ids[2]!).execute();
+
+      await migrateToLatest(database);
+
+      const kept = await database.db.selectFrom('conversions').select(['id', 'receipt']).orderBy('id').execute();
+      assert.deepEqual(kept, [{ id: ids[0], receipt: 'OLD-1' }, { id: ids[1], receipt: 'OLD-2' }]);
+      const codes = await database.db.selectFrom('conversion_tracking_codes').select(['conversion_id', 'code']).orderBy('conversion_id').execute();
+      assert.deepEqual(codes, [{ conversion_id: ids[0], code: 'code-OLD-1' }, { conversion_id: ids[1], code: 'code-OLD-2' }]);
+      if (engine === 'sqlite') {
+        const main = new SQLite(sqliteFiles(database.dataDir).main, { readonly: true });
+        const left = main.prepare(`select name from sqlite_master where name like 'conversion%'`).all();
+        main.close();
+        assert.deepEqual(left, [], 'nothing of the conversions is left in the main file');
+      }
+
+      await insertConversions(database, accountId, [conversionRecord({ receipt: 'NEW-1' })]);
+      const newest = await database.db.selectFrom('conversions').select('id').where('receipt', '=', 'NEW-1').executeTakeFirstOrThrow();
+      assert.ok(newest.id > ids[2]!, `the new conversion's id ${newest.id} is past every id handed out before (${ids[2]})`);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describeEachEngine('conversion versions', (engine) => {
+  test("an import changes the account's data version, another account's import does not", async () => {
+    const ctx = await startTestApp(engine);
+    try {
+      const mine = await accountWithKey(ctx.accounts, 'versioned');
+      const other = await accountWithKey(ctx.accounts, 'other');
+      const version = async () => (await ctx.accounts.authenticate(mine.key))!.dataVersion;
+      const before = await version();
+      await insertConversions(ctx.database, other.accountId, [conversionRecord()]);
+      assert.equal(await version(), before);
+      await insertConversions(ctx.database, mine.accountId, [conversionRecord()]);
+      const afterImport = await version();
+      assert.ok(afterImport > before);
+      await new AccountService(ctx.database.db).createKey('versioned');
+      assert.equal(await version(), afterImport, 'a new key changes no data');
+    } finally {
+      await ctx.close();
+    }
+  });
+});
