@@ -6,7 +6,7 @@ import { seedAssets } from './assets/synthetic.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
-import { ignoredIdsWarning } from './conversions/import-report.js';
+import { ignoredIdsWarning, ProblemReport } from './conversions/import-report.js';
 import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -99,11 +99,12 @@ program
       const format = formatOfPath(file);
       const source = await openSource(file);
       const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
+      const problems = new ProblemReport((line) => console.error(line));
       const result = await importConversions(db, inAccount, readRecords(source.stream, format), {
-        onProblem: ({ line, reason }) => console.error(`line ${line}: ${reason}`),
+        onProblem: (problem) => problems.add(problem),
         onProgress: (read) => console.error(`read ${read} rows...`),
         bulkLoad,
-      });
+      }).finally(() => problems.end());
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
       console.log(`imported ${result.inserted} conversions, skipped ${result.skipped} already present (${result.read} read)`);

@@ -13,3 +13,58 @@ export function ignoredIdsWarning(rows: number): string | undefined {
   if (rows === 0) return undefined;
   return `warning: the id field of ${formatCount(rows)} row${rows === 1 ? '' : 's'} was ignored: acds gives each imported conversion its own id`;
 }
+
+/** How many problems are printed one a line; the rest are counted by reason. */
+export const PROBLEMS_PRINTED = 20;
+/** How many reasons the count of the rest names; the others are summed up in one line. */
+const REASONS_NAMED = 10;
+/**
+ * How many distinct reasons are counted apart: a file can name a new unknown field on every line,
+ * and the counts must not grow with the file.
+ */
+const REASONS_COUNTED = 100;
+
+/**
+ * The problems of a rejected import as a person can read them: the first PROBLEMS_PRINTED as
+ * they are found, each with its line, and then how many more there were of each reason. Its
+ * memory is bounded whatever the file: counts per reason, not the problems.
+ */
+export class ProblemReport {
+  private printed = 0;
+  private more = 0;
+  private readonly countsByReason = new Map<string, number>();
+  private uncounted = 0;
+
+  constructor(private readonly print: (line: string) => void) {}
+
+  add({ line, reason }: { line: number; reason: string }): void {
+    if (this.printed < PROBLEMS_PRINTED) {
+      this.printed += 1;
+      this.print(`line ${line}: ${reason}`);
+      return;
+    }
+    this.more += 1;
+    const count = this.countsByReason.get(reason);
+    if (count !== undefined || this.countsByReason.size < REASONS_COUNTED) this.countsByReason.set(reason, (count ?? 0) + 1);
+    else this.uncounted += 1;
+  }
+
+  /** Prints the summary, if any. */
+  end(): void {
+    for (const line of this.summary()) this.print(line);
+  }
+
+  /** The lines that count the problems not printed, most frequent reason first; none if every problem was printed. */
+  summary(): string[] {
+    if (this.more === 0) return [];
+    const byCount = [...this.countsByReason].sort(([, a], [, b]) => b - a);
+    const named = byCount.slice(0, REASONS_NAMED);
+    const others = byCount.slice(REASONS_NAMED).reduce((sum, [, count]) => sum + count, this.uncounted);
+    const counts = [...named.map(([reason, count]) => [formatCount(count), reason]), ...(others > 0 ? [[formatCount(others), 'other reasons']] : [])];
+    const width = Math.max(...counts.map(([count]) => count!.length));
+    return [
+      `... and ${formatCount(this.more)} more problem${this.more === 1 ? '' : 's'}:`,
+      ...counts.map(([count, reason]) => `  ${count!.padStart(width)} × ${reason}`),
+    ];
+  }
+}

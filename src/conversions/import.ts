@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
 import type { DatabaseSchema } from '../db/schema.js';
+import { formatCount } from './import-report.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
 
@@ -27,7 +28,7 @@ export interface LineProblem {
 /** The file had bad lines; nothing of it was kept. */
 export class ImportRejected extends Error {
   constructor(readonly badLines: number) {
-    super(`rejected: ${badLines} bad line${badLines === 1 ? '' : 's'}; nothing was imported`);
+    super(`rejected: ${formatCount(badLines)} bad line${badLines === 1 ? '' : 's'}; nothing was imported`);
     this.name = 'ImportRejected';
   }
 }

@@ -288,6 +288,30 @@ describeEachEngine('conversions import on the command line', (engine) => {
     assert.deepEqual(await listing('csv'), before);
   });
 
+  test('a file of 10,000 bad rows prints 20 of its problems, then how many more there are of each reason, and imports nothing', async () => {
+    // Every row's currency is wrong, and every tenth row's country too.
+    const rows = Array.from({ length: 10_000 }, (_, index) =>
+      conversionRecord({ receipt: `MANY-${index}`, currency: 'usd', ...(index % 10 === 9 ? { country: 'usa' } : {}) }),
+    );
+    const result = await importFile(write('many-bad.ndjson', toNdjson(rows)), 'many');
+    assert.equal(result.code, 1, result.stdout);
+    // A slow machine may take long enough for a progress line.
+    const printed = result.stderr.trimEnd().split('\n').filter((line) => !line.startsWith('reading: '));
+    const currency = 'currency must be three upper-case letters such as USD';
+    const country = 'country must be two upper-case letters such as US';
+    assert.deepEqual(printed, [
+      ...Array.from({ length: 9 }, (_, index) => `line ${index + 1}: ${currency}`),
+      `line 10: ${country}`,
+      `line 10: ${currency}`,
+      ...Array.from({ length: 9 }, (_, index) => `line ${index + 11}: ${currency}`),
+      '... and 10,980 more problems:',
+      `  9,981 × ${currency}`,
+      `    999 × ${country}`,
+      'rejected: 10,000 bad lines; nothing was imported',
+    ]);
+    assert.equal((await listing('many')).totalEntries, 0);
+  });
+
   test('a rejected import into a new account leaves nothing behind, not even the account', async () => {
     const result = await importFile(write('ghost.ndjson', toNdjson([conversionRecord({ currency: 'usd' })])), 'ghost');
     assert.notEqual(result.code, 0);
