@@ -6,7 +6,7 @@ import { seedAssets } from './assets/synthetic.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
-import { ignoredIdsWarning, ProblemReport } from './conversions/import-report.js';
+import { ignoredIdsWarning, ProblemReport, ProgressReport } from './conversions/import-report.js';
 import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -100,9 +100,10 @@ program
       const source = await openSource(file);
       const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
       const problems = new ProblemReport((line) => console.error(line));
+      const progress = new ProgressReport({ print: (line) => console.error(line), fractionRead: source.fractionRead });
       const result = await importConversions(db, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
-        onProgress: (read) => console.error(`read ${read} rows...`),
+        onProgress: (state) => progress.update(state),
         bulkLoad,
       }).finally(() => problems.end());
       const warning = ignoredIdsWarning(result.ignoredIds);
@@ -125,9 +126,14 @@ program
         let line = 0;
         for (const value of syntheticConversions(conversions)) yield { line: ++line, record: { value } };
       })();
+      const progress = new ProgressReport({
+        print: (line) => console.error(line),
+        reading: 'generating',
+        fractionRead: (rows) => rows / Math.max(conversions, 1),
+      });
       const result = await importConversions(db, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
-        onProgress: (read) => console.error(`generated ${read} rows...`),
+        onProgress: (state) => progress.update(state),
         bulkLoad: database.bulkLoad,
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);

@@ -1,3 +1,5 @@
+import type { ImportProgress } from './import.js';
+
 /**
  * What the command line prints about an import, as pure functions of what the import reports:
  * the import itself prints nothing (ImportOptions carries its hooks).
@@ -67,4 +69,65 @@ export class ProblemReport {
       ...counts.map(([count, reason]) => `  ${count!.padStart(width)} × ${reason}`),
     ];
   }
+}
+
+/** An import that ends within this time prints only its result: its progress would be noise. */
+export const QUIET_FOR_MS = 2_000;
+/** After that, a line each time the phase changes, and one this often within a phase. */
+export const PROGRESS_EVERY_MS = 5_000;
+
+export interface ProgressReportOptions {
+  print: (line: string) => void;
+  /** What the first phase does to its rows: `reading` a file, `generating` synthetic data. */
+  reading?: string;
+  /** How much of the input is read, from 0 to 1, when that is known: a file's bytes, the rows asked of a generator. */
+  fractionRead?: (rows: number) => number;
+  now?: () => number;
+}
+
+/**
+ * The progress of an import on standard error, as lines, so that a log of it reads as well as a
+ * terminal: nothing for a short import, then one line as each phase starts (reading with the
+ * percentage read, indexing with the indexes built, committing) and one every few seconds within.
+ */
+export class ProgressReport {
+  private readonly started: number;
+  private printedPhase: ImportProgress['phase'] | undefined;
+  private printedAt = 0;
+
+  constructor(private readonly options: ProgressReportOptions) {
+    this.started = this.now();
+  }
+
+  update(progress: ImportProgress): void {
+    const now = this.now();
+    if (now - this.started < QUIET_FOR_MS) return;
+    if (progress.phase === this.printedPhase && now - this.printedAt < PROGRESS_EVERY_MS) return;
+    this.printedPhase = progress.phase;
+    this.printedAt = now;
+    this.options.print(this.describe(progress));
+  }
+
+  private describe(progress: ImportProgress): string {
+    switch (progress.phase) {
+      case 'reading': {
+        const rows = `${formatCount(progress.rows)} row${progress.rows === 1 ? '' : 's'}`;
+        const fraction = this.options.fractionRead?.(progress.rows);
+        return `${this.options.reading ?? 'reading'}: ${fraction === undefined ? rows : `${percent(fraction)} (${rows})`}`;
+      }
+      case 'indexing':
+        return `indexing: ${percent(progress.total === 0 ? 1 : progress.built / progress.total)} (${progress.built} of ${progress.total} indexes built)`;
+      case 'committing':
+        return 'committing';
+    }
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+}
+
+/** Whole percent, rounded down: 100% only once all is done. */
+function percent(fraction: number): string {
+  return `${Math.floor(Math.min(Math.max(fraction, 0), 1) * 100)}%`;
 }

@@ -4,7 +4,7 @@ import { parse as parseCsv } from 'csv-parse';
 import split2 from 'split2';
 import type { Kysely } from 'kysely';
 import { AccountRepository } from '../accounts/repository.js';
-import type { Database } from '../db/database.js';
+import type { BulkLoadFinish, Database } from '../db/database.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { formatCount } from './import-report.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
@@ -25,6 +25,12 @@ export interface LineProblem {
   reason: string;
 }
 
+/** Where an import is (ImportOptions.onProgress). */
+export type ImportProgress =
+  | { phase: 'reading'; rows: number }
+  | { phase: 'indexing'; built: number; total: number }
+  | { phase: 'committing' };
+
 /** The file had bad lines; nothing of it was kept. */
 export class ImportRejected extends Error {
   constructor(readonly badLines: number) {
@@ -36,7 +42,12 @@ export class ImportRejected extends Error {
 export interface ImportOptions {
   /** Told about every bad line as it is found, so that memory stays bounded. */
   onProblem: (problem: LineProblem) => void;
-  onProgress?: (read: number) => void;
+  /**
+   * Told where the import is: as it starts reading, every PROGRESS_EVERY rows read, before and
+   * after each index a bulk load builds, and as it commits; so that a long import can say how
+   * far it is while the import itself prints nothing.
+   */
+  onProgress?: (progress: ImportProgress) => void;
   /** The adapter's Database.bulkLoad, for imports that turn out large (on SQLite, indexes built once at the end). */
   bulkLoad?: Database['bulkLoad'];
   /** How many inserted rows make an import large (at least); tests lower it. */
@@ -48,7 +59,8 @@ const BATCH_SIZE = 250;
 // characters of JSON; a longer line is not one conversion (a whole JSON array, say) and is not
 // read into memory to its end.
 const MAX_LINE_LENGTH = 4 * 1024 * 1024;
-const PROGRESS_EVERY = 100_000;
+// Often enough for a line every few seconds at any speed; what is printed is the caller's choice.
+const PROGRESS_EVERY = 1_000;
 // An import this large, and at least a quarter as large as the table was, is a bulk load
 // (Database.bulkLoad): on SQLite it rebuilds the indexes at its end, which reads the whole table,
 // so it pays only when the import is a good part of it (README, Performance).
@@ -61,10 +73,11 @@ export function formatOfPath(path: string): ImportFormat {
   throw new Error(`cannot tell the format of ${path}: name it .ndjson, .jsonl or .csv, or use - for NDJSON on standard input`);
 }
 
-/** An input to import: its bytes, and how many there are when it is a file (not standard input or a pipe). */
+/** An input to import. */
 export interface ImportSource {
   stream: Readable;
-  size: number | undefined;
+  /** How much of a file has been read, from 0 to 1; undefined when the size is not known (standard input, a pipe). */
+  fractionRead: (() => number) | undefined;
 }
 
 /** Why a file cannot be read, by the system's error code, as a person would say it. */
@@ -81,7 +94,7 @@ const UNREADABLE: Record<string, string> = {
  * cannot be read is one line naming it and why.
  */
 export async function openSource(path: string): Promise<ImportSource> {
-  if (path === '-') return { stream: process.stdin, size: undefined };
+  if (path === '-') return { stream: process.stdin, fractionRead: undefined };
   const unreadable = (why: string) => new Error(`cannot read ${path}: ${why}`);
   let file: fs.promises.FileHandle;
   try {
@@ -96,7 +109,8 @@ export async function openSource(path: string): Promise<ImportSource> {
     await file.close();
     throw unreadable(UNREADABLE.EISDIR!);
   }
-  return { stream: file.createReadStream(), size: stats.isFile() ? stats.size : undefined };
+  const stream = file.createReadStream();
+  return { stream, fractionRead: stats.isFile() && stats.size > 0 ? () => stream.bytesRead / stats.size : undefined };
 }
 
 /**
@@ -118,7 +132,7 @@ export async function importConversions(
     let badLines = 0;
     let batch: NewConversion[] = [];
     const rowsBefore = options.bulkLoad ? await repository.approximateRowCount() : 0;
-    let finishBulkLoad: (() => Promise<void>) | undefined;
+    let finishBulkLoad: BulkLoadFinish | undefined;
     const insert = async (rows: NewConversion[]) => {
       const inserted = await repository.insertNew(accountId, rows);
       result.inserted += inserted;
@@ -138,6 +152,7 @@ export async function importConversions(
       batch = [];
     };
 
+    options.onProgress?.({ phase: 'reading', rows: 0 });
     for await (const { line, record } of records) {
       result.read += 1;
       const checked = 'problems' in record ? record : validateConversion(record.value);
@@ -149,14 +164,15 @@ export async function importConversions(
         batch.push(checked.row);
         if (batch.length >= BATCH_SIZE) await flush();
       }
-      if (result.read % PROGRESS_EVERY === 0) options.onProgress?.(result.read);
+      if (result.read % PROGRESS_EVERY === 0) options.onProgress?.({ phase: 'reading', rows: result.read });
     }
     if (badLines === 0) await flush();
     await inserting;
     if (badLines > 0) throw new ImportRejected(badLines);
-    await finishBulkLoad?.();
+    await finishBulkLoad?.((built, total) => options.onProgress?.({ phase: 'indexing', built, total }));
     // Cached counts and page boundaries of the account's lists are stale from this commit on.
     if (result.inserted > 0) await new AccountRepository(trx).bumpDataVersion(accountId);
+    options.onProgress?.({ phase: 'committing' });
     return result;
   });
 }

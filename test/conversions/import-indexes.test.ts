@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { ImportRejected, importConversions, type SourceRecord } from '../../src/conversions/import.js';
-import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, type TestContext } from '../helper.js';
+import { ImportRejected, importConversions, openSource, readRecords, type SourceRecord } from '../../src/conversions/import.js';
+import { ProgressReport } from '../../src/conversions/import-report.js';
+import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, tempDir, type TestContext } from '../helper.js';
 
 /**
  * A large import is a bulk load (Database.bulkLoad): on SQLite it drops the conversions'
@@ -74,5 +77,41 @@ describeEachEngine('large imports are bulk loads', (engine) => {
     assert.ok(!(result instanceof Error), String(result));
     assert.equal(bulkLoads, 0, '120 rows are less than a quarter of the 600 already there');
     assert.equal(await total('amount=500'), 72);
+  });
+
+  test('a large import from a file says where it is: the percentage of the file read, each index built (SQLite), then committing', async () => {
+    const folder = tempDir();
+    const file = path.join(folder, 'large.ndjson');
+    fs.writeFileSync(file, Array.from({ length: 1_500 }, (_, index) => `${JSON.stringify(conversionRecord({ receipt: `progress-${index}` }))}\n`).join(''));
+    const printed: string[] = [];
+    try {
+      const source = await openSource(file);
+      let now = 0;
+      // Each update ten seconds after the last: every one is printed.
+      const progress = new ProgressReport({ print: (line) => printed.push(line), fractionRead: source.fractionRead, now: () => (now += 10_000) });
+      const result = await importConversions(ctx.database.db, accountId, readRecords(source.stream, 'ndjson'), {
+        onProblem: (problem) => assert.fail(problem.reason),
+        onProgress: (state) => progress.update(state),
+        bulkLoad: ctx.database.bulkLoad,
+        bulkLoadFromRows: 100,
+      });
+      assert.equal(result.inserted, 1_500);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+    const reading = printed.filter((line) => line.startsWith('reading: ')).map((line) => /^reading: (\d+)% \(([\d,]+) rows\)$/.exec(line));
+    assert.deepEqual(reading.map((match) => match?.[2]), ['0', '1,000'], printed.join('\n'));
+    const readAt1000 = Number(reading[1]![1]);
+    assert.ok(readAt1000 >= 60 && readAt1000 <= 100, `two thirds of the rows are at least 60% of the file: ${readAt1000}%`);
+    const indexing = printed.filter((line) => line.startsWith('indexing: ')).map((line) => /^indexing: \d+% \((\d+) of (\d+) indexes built\)$/.exec(line));
+    if (engine === 'sqlite') {
+      const total = Number(indexing[0]?.[2]);
+      assert.ok(total > 25, printed.join('\n'));
+      assert.deepEqual(indexing.map((match) => [Number(match?.[1]), Number(match?.[2])]), Array.from({ length: total + 1 }, (_, built) => [built, total]));
+    } else {
+      assert.deepEqual(indexing, [], 'PostgreSQL keeps its indexes through a bulk load');
+    }
+    assert.equal(printed.length, reading.length + indexing.length + 1);
+    assert.equal(printed.at(-1), 'committing');
   });
 });

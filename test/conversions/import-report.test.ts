@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatCount, ignoredIdsWarning, ProblemReport } from '../../src/conversions/import-report.js';
+import type { ImportProgress } from '../../src/conversions/import.js';
+import { formatCount, ignoredIdsWarning, ProblemReport, ProgressReport, type ProgressReportOptions } from '../../src/conversions/import-report.js';
 
 /** What the command line prints about an import: its problems, its warning and its progress, as pure functions of what the import reports. */
 
@@ -64,3 +65,58 @@ test('the warning about ignored ids counts the rows, and there is none when no r
   assert.equal(ignoredIdsWarning(1_234), 'warning: the id field of 1,234 rows was ignored: acds gives each imported conversion its own id');
   assert.equal(formatCount(1_000_000), '1,000,000');
 });
+
+/** The lines a progress report prints for these updates, each at its time in milliseconds from the report's start. */
+function progressOf(updates: [number, ImportProgress][], options: Omit<ProgressReportOptions, 'print' | 'now'> = {}): string[] {
+  const printed: string[] = [];
+  let now = 0;
+  const report = new ProgressReport({ ...options, print: (line) => printed.push(line), now: () => now });
+  for (const [at, progress] of updates) {
+    now = at;
+    report.update(progress);
+  }
+  return printed;
+}
+
+const reading = (rows: number): ImportProgress => ({ phase: 'reading', rows });
+const indexing = (built: number, total = 30): ImportProgress => ({ phase: 'indexing', built, total });
+const committing: ImportProgress = { phase: 'committing' };
+
+const PROGRESS_CASES: { says: string; updates: [number, ImportProgress][]; options?: Omit<ProgressReportOptions, 'print' | 'now'>; prints: string[] }[] = [
+  {
+    says: 'an import done within two seconds prints nothing',
+    updates: [[0, reading(0)], [900, reading(1_000)], [1_500, indexing(0)], [1_900, indexing(30)], [1_999, committing]],
+    prints: [],
+  },
+  {
+    says: 'after two seconds, a line as each phase starts and every five seconds within one',
+    updates: [
+      [0, reading(0)], [1_000, reading(1_000)], [2_000, reading(2_000)], [4_000, reading(3_000)], [6_999, reading(4_000)],
+      [7_000, reading(5_000)], [8_000, indexing(0)], [9_000, indexing(1)], [13_000, indexing(29)], [13_100, indexing(30)], [13_200, committing],
+    ],
+    prints: ['reading: 2,000 rows', 'reading: 5,000 rows', 'indexing: 0% (0 of 30 indexes built)', 'indexing: 96% (29 of 30 indexes built)', 'committing'],
+  },
+  {
+    says: 'a file of known size is read by percentage, rounded down, never 100% before its end',
+    updates: [[2_000, reading(1_000)], [7_000, reading(2_000)], [12_000, reading(2_999)], [17_000, reading(3_000)]],
+    options: { fractionRead: (rows) => rows / 3_000 },
+    prints: ['reading: 33% (1,000 rows)', 'reading: 66% (2,000 rows)', 'reading: 99% (2,999 rows)', 'reading: 100% (3,000 rows)'],
+  },
+  {
+    says: 'the seed generates its rows, by the percentage of those asked for',
+    updates: [[3_000, reading(250)], [3_500, committing]],
+    options: { reading: 'generating', fractionRead: (rows) => rows / 1_000 },
+    prints: ['generating: 25% (250 rows)', 'committing'],
+  },
+  {
+    says: 'a bulk load with no index to build is done at once',
+    updates: [[3_000, indexing(0, 0)]],
+    prints: ['indexing: 100% (0 of 0 indexes built)'],
+  },
+];
+
+for (const { says, updates, options, prints } of PROGRESS_CASES) {
+  test(`progress: ${says}`, () => {
+    assert.deepEqual(progressOf(updates, options), prints);
+  });
+}

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem } from '../../src/conversions/import.js';
 import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, tempDir, variedText, type TestContext } from '../helper.js';
@@ -21,8 +22,11 @@ interface CliResult {
   stderr: string;
 }
 
+/** What a command reads on standard input: text, or what writes it (and ends it) as it goes. */
+type Input = string | ((stdin: Writable) => Promise<void>);
+
 /** Runs `node --import tsx src/cli.ts ...args` with the given environment; resolves when it exits. */
-function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+function runCli(args: string[], env: Record<string, string>, input: Input = ''): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: ROOT,
@@ -35,7 +39,17 @@ function runCli(args: string[], env: Record<string, string>, input?: string): Pr
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
+    if (typeof input === 'string') child.stdin.end(input);
+    else input(child.stdin).catch(reject);
+  });
+}
+
+/** Resolves once `text` is handed to the reader: more than a pipe holds is handed over only as the other end reads it. */
+function writeAll(stream: Writable, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(text)) return resolve();
+    stream.once('drain', resolve);
+    stream.once('close', resolve);
   });
 }
 
@@ -100,7 +114,7 @@ describeEachEngine('conversions import on the command line', (engine) => {
     fs.writeFileSync(file, text);
     return file;
   };
-  const importFile = (file: string, account: string, input?: string) =>
+  const importFile = (file: string, account: string, input?: Input) =>
     runCli(['conversions', 'import', file, '--account', account], env, input);
 
   /** The account's whole listing (one page is enough here), through HTTP with a key of the account. */
@@ -125,6 +139,7 @@ describeEachEngine('conversions import on the command line', (engine) => {
     const result = await importFile(write('rows.ndjson', toNdjson(ROWS)), 'nd');
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /imported 3 conversions, skipped 0/);
+    assert.equal(result.stderr, '', 'a short import prints only its result');
     const body = await listing('nd');
     assert.equal(body.totalEntries, 3);
     assert.deepEqual(body.entries.map(withoutId), ROWS.map(expectedEntry));
@@ -310,6 +325,23 @@ describeEachEngine('conversions import on the command line', (engine) => {
       'rejected: 10,000 bad lines; nothing was imported',
     ]);
     assert.equal((await listing('many')).totalEntries, 0);
+  });
+
+  test('an import that takes a while says on standard error what it is doing: reading, by a count on standard input, then committing', async () => {
+    const rows = (from: number, count: number) => toNdjson(Array.from({ length: count }, (_, index) => conversionRecord({ receipt: `SLOW-${from + index}` })));
+    const result = await importFile('-', 'slow', async (stdin) => {
+      // 500 rows are more than a pipe holds: they are handed over once the import reads them.
+      await writeAll(stdin, rows(0, 500));
+      await sleep(2_500);
+      stdin.end(rows(500, 1_000));
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /imported 1500 conversions/);
+    const printed = result.stderr.trimEnd().split('\n');
+    assert.equal(printed.at(-1), 'committing', result.stderr);
+    const reading = printed.slice(0, -1);
+    assert.ok(reading.length > 0 && reading.every((line) => /^reading: [\d,]+ rows$/.test(line)), result.stderr);
+    assert.equal(reading.at(-1), 'reading: 1,000 rows');
   });
 
   test('a rejected import into a new account leaves nothing behind, not even the account', async () => {
