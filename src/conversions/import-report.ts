@@ -1,8 +1,9 @@
 import type { ImportProgress } from './import.js';
 
 /**
- * What the command line prints about an import, as pure functions of what the import reports:
- * the import itself prints nothing (ImportOptions carries its hooks).
+ * What the command line prints about an import, made only from what the import tells its hooks
+ * (ImportOptions), with the clock given, so that each line can be tested: the import itself
+ * prints nothing.
  */
 
 /** 1234567 as 1,234,567: counts read as people write them. */
