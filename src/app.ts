@@ -3,18 +3,21 @@ import http from 'node:http';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { AccountService } from './accounts/service.js';
 import { publicAssetRoutes } from './assets/public-routes.js';
 import { assetRoutes } from './assets/routes.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import { conversionRoutes } from './conversions/routes.js';
+import { tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
 import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
+import { answerClientError } from './http/client-error.js';
+import { closeAfterAnswer } from './http/close-after-answer.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
-import { answerFrameworkError } from './http/framework-errors.js';
+import { answerFrameworkError, ignoreUnknownExpectations, refuseWithoutHost } from './http/framework-errors.js';
 import { Metrics, operationsRoutes } from './http/operations.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { openRedis } from './http/redis.js';
@@ -35,13 +38,37 @@ export interface AppOptions {
 /** The largest `content` field: text sent inline; anything larger goes up as a file. */
 export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
 
+/** Node's own deadline for a request's headers, kept unless the whole request's is shorter. */
+const HEADERS_TIMEOUT_MS = 60_000;
+
+/**
+ * Node compares requests with their deadlines only every so often (30 s unless told): a tenth
+ * of the request deadline cuts a request off at most a tenth late, checking no more than ten
+ * times a second.
+ */
+function deadlineCheckInterval(requestTimeoutMs: number): number {
+  return Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 10)));
+}
+
 /**
  * Builds the whole HTTP application without listening, so that tests can `inject` into it.
  * The database is opened (and migrated) by the caller, who also closes it.
  */
 export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir), redisNamespace = 'acds:rate:' }: AppOptions): Promise<FastifyInstance> {
+  const deadlines = { headersTimeoutMs: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs), requestTimeoutMs: config.requestTimeoutMs };
   const app = Fastify({
     logger: { level: config.logLevel, serializers: { req: serializeRequest } },
+    // Without these Node waits for ever on a client that sends slowly or stops sending, keeping
+    // its socket and its upload's temporary bytes.
+    requestTimeout: deadlines.requestTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    http: {
+      headersTimeout: deadlines.headersTimeoutMs,
+      connectionsCheckingInterval: deadlineCheckInterval(config.requestTimeoutMs),
+      // refuseWithoutHost answers it instead, with a message and a request id.
+      requireHostHeader: false,
+    },
+    clientErrorHandler: answerClientError(deadlines),
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     ajv: { customOptions: { removeAdditional: false } },
@@ -67,16 +94,24 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onRequest', refuseWithoutHost);
+  ignoreUnknownExpectations(app.server);
   // Closing reaps idle connections only: a request in flight when it starts would keep its
   // keep-alive connection, and the close, open. Such answers end their connection.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // An answer given before the request's body has all arrived (an upload refused part way)
+  // ends the connection too, so that the client stops sending the rest. (`complete` is
+  // undefined in injected requests, which have no connection.)
   app.addHook('onSend', async (request, reply) => {
-    if (closing) reply.header('connection', 'close');
+    if (request.raw.complete === false) closeAfterAnswer(request, reply);
+    else if (closing) reply.header('connection', 'close');
   });
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler((error, request, reply) =>
+    errorHandler(database.isStatementTimeout(error) ? tooSlow(config.statementTimeoutMs) : (error as FastifyError), request, reply),
+  );
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(swagger, {
@@ -106,9 +141,8 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
       await registerRateLimit(api, { ...config.rateLimit, ...rateLimitShared, redisNamespace });
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(notFoundHandler);
-      await api.register(multipart, {
-        limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxContentBytes, files: 1, fields: 20, parts: 21 },
-      });
+      // The asset form reader (src/assets/form.ts) gives the limits, its own and busboy's.
+      await api.register(multipart);
       await api.register(conversionRoutes, { conversions });
       await api.register(assetRoutes, { assets, blobs, limits, publicUrl: () => publicUrlOf(config, app.server) });
     },

@@ -17,7 +17,8 @@ import { serve } from './server.js';
 /** Opens the configured database, brings it up to date, runs `work`, and closes it. */
 async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = openDatabase(config);
+  // The command line's work (an import, a migration) is long by nature: no statement time limit.
+  const database = openDatabase({ ...config, statementTimeoutMs: undefined });
   try {
     await migrateToLatest(database);
     return await work(database, config);
@@ -43,7 +44,7 @@ program
   .description('bring the database schema up to date')
   .action(async () => {
     // Not withDatabase, which would migrate before this could tell what it applies.
-    const database = openDatabase(loadConfig());
+    const database = openDatabase({ ...loadConfig(), statementTimeoutMs: undefined });
     try {
       const applied = await migrateToLatest(database);
       console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
@@ -95,16 +96,17 @@ program
   .argument('<file>')
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
   .action((file: string, { account }: { account: string }) =>
-    withDatabase(async ({ db, bulkLoad }) => {
+    withDatabase(async ({ db, bulkLoad, refreshStatistics }) => {
       const format = formatOfPath(file);
       const source = await openSource(file);
-      const inAccount = async (trx: typeof db) => (await new AccountService(trx).ensureAccount(account)).id;
+      const inAccount = () => new AccountService(db).findOrCreateAccount(account);
       const problems = new ProblemReport((line) => console.error(line));
       const progress = new ProgressReport({ print: (line) => console.error(line), fractionRead: source.fractionRead });
       const result = await importConversions(db, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
         bulkLoad,
+        refreshStatistics: () => refreshStatistics(),
       }).finally(() => problems.end());
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
@@ -135,6 +137,7 @@ program
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
         bulkLoad: database.bulkLoad,
+        refreshStatistics: () => database.refreshStatistics(),
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);

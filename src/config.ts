@@ -28,6 +28,14 @@ export interface Config {
   /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
   trustProxy: string[] | undefined;
   maxUploadBytes: number;
+  /** The longest a request may take to arrive whole, headers and body; slower ones are cut off with a 408. */
+  requestTimeoutMs: number;
+  /** A connection that moves no bytes either way for this long is closed, a stalled upload with it. */
+  idleTimeoutMs: number;
+  /** A database statement of a request running longer is stopped and the request answered 503. */
+  statementTimeoutMs: number;
+  /** SQLite: how many conversion questions run at once, each on a thread with its own connection. */
+  sqliteReaders: number;
   /** Set (by S3_BUCKET) when asset bytes live in S3 rather than under `dataDir`. */
   s3: S3Options | undefined;
   bootstrapApiKey: string | undefined;
@@ -71,6 +79,11 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrlVar(read('PUBLIC_URL')),
     trustProxy: trustProxyVar(read('TRUST_PROXY')),
     maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
+    // Ten minutes lets a 1 GiB upload arrive at under 2 MB/s; half a minute of silence is not a slow client but a gone or hostile one.
+    requestTimeoutMs: integerVar('REQUEST_TIMEOUT_MS', read('REQUEST_TIMEOUT_MS'), 600_000, 1000, 86_400_000),
+    idleTimeoutMs: integerVar('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, 1000, 3_600_000),
+    statementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
+    sqliteReaders: integerVar('SQLITE_READERS', read('SQLITE_READERS'), 2, 1, 64),
     s3: s3Vars(read),
     bootstrapApiKey: bootstrapKeyVar(read('BOOTSTRAP_API_KEY')),
     logLevel: logLevelVar(read('LOG_LEVEL')),

@@ -39,6 +39,9 @@ export class ImportRejected extends Error {
   }
 }
 
+/** The account to import into: its id, or a way to find or make it that says whether it made it. */
+export type ImportAccount = number | (() => Promise<{ id: number; created: boolean }>);
+
 export interface ImportOptions {
   /** Told about every bad line as it is found, so that memory stays bounded. */
   onProblem: (problem: LineProblem) => void;
@@ -50,6 +53,8 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** The adapter's Database.bulkLoad, for imports that turn out large (on SQLite, indexes built once at the end). */
   bulkLoad?: Database['bulkLoad'];
+  /** The adapter's Database.refreshStatistics, run once the rows are committed. */
+  refreshStatistics?: () => Promise<void>;
   /** How many inserted rows make an import large (at least); tests lower it. */
   bulkLoadFromRows?: number;
 }
@@ -120,13 +125,31 @@ export async function openSource(path: string): Promise<ImportSource> {
  */
 export async function importConversions(
   db: Kysely<DatabaseSchema>,
-  account: number | ((trx: Kysely<DatabaseSchema>) => Promise<number>),
+  account: ImportAccount,
+  records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  // The account is made before the import's transaction, which writes nothing but conversions
+  // (on SQLite it would otherwise hold the main file's writer to its end); a rejected file takes
+  // an account it made away again.
+  const { id: accountId, created } = typeof account === 'number' ? { id: account, created: false } : await account();
+  try {
+    const result = await importInTransaction(db, accountId, records, options);
+    if (result.inserted > 0) await options.refreshStatistics?.();
+    return result;
+  } catch (error) {
+    if (created) await new AccountRepository(db).removeIfEmpty(accountId);
+    throw error;
+  }
+}
+
+function importInTransaction(
+  db: Kysely<DatabaseSchema>,
+  accountId: number,
   records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
   options: ImportOptions,
 ): Promise<ImportResult> {
   return db.transaction().execute(async (trx) => {
-    // An account looked up (or created) in the import's own transaction: a rejected file leaves no new account behind.
-    const accountId = typeof account === 'number' ? account : await account(trx);
     const repository = new ConversionRepository(trx);
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;
@@ -171,7 +194,7 @@ export async function importConversions(
     if (badLines > 0) throw new ImportRejected(badLines);
     await finishBulkLoad?.((built, total) => options.onProgress?.({ phase: 'indexing', built, total }));
     // Cached counts and page boundaries of the account's lists are stale from this commit on.
-    if (result.inserted > 0) await new AccountRepository(trx).bumpDataVersion(accountId);
+    if (result.inserted > 0) await repository.bumpVersion(accountId);
     options.onProgress?.({ phase: 'committing' });
     return result;
   });

@@ -11,7 +11,8 @@ export class ConversionService {
   private readonly lists = new ListCache();
 
   constructor(private readonly database: Database) {
-    this.conversions = new ConversionRepository(database.db);
+    // Lists are the questions a client can make long: they run apart from the service's other work.
+    this.conversions = new ConversionRepository(database.questions);
   }
 
   /**

@@ -12,6 +12,13 @@ import { SqliteWorkerDriver, StatementTimeoutError } from './sqlite/driver.js';
  */
 export interface Database {
   db: Kysely<DatabaseSchema>;
+  /**
+   * Reads only, for the questions a client can make long (conversion lists and counts): on
+   * connections of their own, so that however many of them run, the service's other reads and
+   * writes (keys, assets, public delivery) always find a connection; on SQLite on threads of
+   * lower priority, so that they also leave the processor to the rest.
+   */
+  questions: Kysely<DatabaseSchema>;
   engine: 'sqlite' | 'postgres';
   columnTypes: ColumnTypes;
   /** Whether a failed statement broke a unique constraint. */
@@ -107,14 +114,14 @@ export interface DatabaseOptions {
    * reads, the only statements a client can make long.
    */
   statementTimeoutMs?: number | undefined;
-  /** SQLite: how many threads read at once, each with its own connection. */
+  /** SQLite: how many questions (Database.questions) run at once, each on a thread with its own connection. */
   sqliteReaders?: number;
 }
 
 export function openDatabase(options: DatabaseOptions): Database {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs)
-    : openSqlite(options.dataDir, options.sqliteReaders ?? 4, options.statementTimeoutMs);
+    : openSqlite(options.dataDir, options.sqliteReaders ?? 2, options.statementTimeoutMs);
 }
 
 /** The SQLite file that holds accounts, keys and assets (conversions have their own: sqliteFiles). */
@@ -125,19 +132,28 @@ export function sqliteFile(dataDir: string): string {
 // Page cache of each SQLite connection (the default is 2 MiB): a list page reads some hundred pages.
 const SQLITE_CACHE_KIB = 32 * 1024;
 
+// Reads of keys, accounts and assets are short: two threads serve them.
+const SQLITE_SERVICE_READERS = 2;
+// Questions' threads get this much nicer than the process (Linux): a long count yields to the rest.
+const QUESTION_NICENESS = 10;
+
 function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const driver = new SqliteWorkerDriver({ dataDir, readers, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB });
-  const db = new Kysely<DatabaseSchema>({
-    dialect: {
-      createAdapter: () => new SqliteAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-    },
-  });
+  const kysely = (driver: SqliteWorkerDriver) =>
+    new Kysely<DatabaseSchema>({
+      dialect: {
+        createAdapter: () => new SqliteAdapter(),
+        createDriver: () => driver,
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
+    });
+  const common = { dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB };
+  const db = kysely(new SqliteWorkerDriver({ ...common, readers: SQLITE_SERVICE_READERS }));
+  const questions = kysely(new SqliteWorkerDriver({ ...common, readers, questionsOnly: { niceness: QUESTION_NICENESS } }));
   return {
     db,
+    questions,
     engine: 'sqlite',
     columnTypes: {
       autoId: (column) => column.primaryKey().autoIncrement(),
@@ -190,7 +206,9 @@ function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number
       return sql<string>`json_object(${sql.join(fields.map((field) => sql`${sql.lit(field.name)}, ${value(field)}`))})`;
     },
     poolStats: () => undefined,
-    close: () => db.destroy(),
+    close: async () => {
+      await Promise.all([questions.destroy(), db.destroy()]);
+    },
   };
 }
 
@@ -245,22 +263,28 @@ const INT8_OID = 20;
 const QUERY_CANCELED = '57014';
 
 function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
-  const pool = new pg.Pool({
-    connectionString,
-    max: poolSize,
-    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
-    // bigint ids and counts arrive as strings by default; all of ours fit in a double.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-    },
-  });
-  // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
-  // replaced by the next query; without a listener its 'error' would stop the process.
-  pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
+  const openPool = (max: number) => {
+    const pool = new pg.Pool({
+      connectionString,
+      max,
+      ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
+      // bigint ids and counts arrive as strings by default; all of ours fit in a double.
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+      },
+    });
+    // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
+    // replaced by the next query; without a listener its 'error' would stop the process.
+    pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
+    return pool;
+  };
+  const pool = openPool(poolSize);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const questions = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: openPool(Math.max(2, Math.floor(poolSize / 2))) }) });
   return {
     db,
+    questions,
     engine: 'postgres',
     columnTypes: {
       autoId: (column) => column.primaryKey(),
@@ -314,6 +338,8 @@ function openPostgres(connectionString: string, poolSize: number, statementTimeo
     indexHints: false,
     bulkLoad: async () => async () => {},
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => db.destroy(),
+    close: async () => {
+      await Promise.all([questions.destroy(), db.destroy()]);
+    },
   };
 }

@@ -8,8 +8,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import type { ConnectionOptions } from './connection.js';
-import type { StatementRequest, StatementResponse } from './worker.js';
+import type { StatementRequest, StatementResponse, WorkerOptions } from './worker.js';
 
 /** A read that ran past the statement time limit; its thread was stopped. */
 export class StatementTimeoutError extends Error {
@@ -28,13 +27,19 @@ export interface WorkerDriverOptions {
   statementTimeoutMs: number | undefined;
   /** Page cache of each connection, in KiB. */
   cacheKiB: number;
+  /**
+   * Reads only, on threads of lower priority (WorkerOptions.niceness): for the questions clients
+   * can make long, so that they never take the processor from the rest of the service. Such a
+   * driver has no writing thread and refuses writes.
+   */
+  questionsOnly?: { niceness: number };
 }
 
 /**
  * Built, the worker is JavaScript beside this file. Under tsx (tests, `npm run cli`) it is
  * TypeScript, and a worker thread does not inherit tsx's loader: it registers it first.
  */
-function startWorker(options: ConnectionOptions): Worker {
+function startWorker(options: WorkerOptions): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: options });
   const source = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
   return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`, { eval: true, workerData: options });
@@ -49,7 +54,7 @@ class SqliteThread {
   /** Settles once the thread has opened its connection. */
   readonly ready: Promise<void>;
 
-  constructor(options: ConnectionOptions) {
+  constructor(options: WorkerOptions) {
     this.worker = startWorker(options);
     let opened!: () => void;
     let failedToOpen!: (error: Error) => void;
@@ -134,9 +139,15 @@ export class SqliteWorkerDriver implements Driver {
   constructor(private readonly options: WorkerDriverOptions) {}
 
   async init(): Promise<void> {
+    if (this.options.questionsOnly) return;
     // The writer creates the files; readers open them read-only once they exist.
-    this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB });
+    this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB, niceness: 0 });
     await this.writer.execute('select 1', []);
+  }
+
+  private newReader(): SqliteThread {
+    const { dataDir, cacheKiB, questionsOnly } = this.options;
+    return new SqliteThread({ dataDir, readonly: true, cacheKiB, niceness: questionsOnly?.niceness ?? 0 });
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -144,6 +155,7 @@ export class SqliteWorkerDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    if (this.options.questionsOnly) throw new Error('this connection only asks questions: write through the database\'s own');
     const routed = connection as RoutedConnection;
     const unlock = await this.writeLock.lock();
     try {
@@ -185,6 +197,7 @@ export class SqliteWorkerDriver implements Driver {
   /** A statement outside a transaction: a read on a reading thread, anything else on the writer. */
   async executeAlone(query: CompiledQuery): Promise<QueryResult<any>> {
     if (isRead(query)) return this.read(query);
+    if (this.options.questionsOnly) throw new Error('this connection only asks questions: write through the database\'s own');
     const unlock = await this.writeLock.lock();
     try {
       return await this.writer.execute(query.sql, query.parameters);
@@ -230,7 +243,7 @@ export class SqliteWorkerDriver implements Driver {
     if (idle) return idle;
     if (this.readerCount < this.options.readers) {
       this.readerCount += 1;
-      return new SqliteThread({ dataDir: this.options.dataDir, readonly: true, cacheKiB: this.options.cacheKiB });
+      return this.newReader();
     }
     return new Promise((resolve) => this.waitingForReader.push(resolve));
   }
@@ -244,7 +257,7 @@ export class SqliteWorkerDriver implements Driver {
     }
     if (reader) return next(reader);
     this.readerCount += 1;
-    next(new SqliteThread({ dataDir: this.options.dataDir, readonly: true, cacheKiB: this.options.cacheKiB }));
+    next(this.newReader());
   }
 }
 

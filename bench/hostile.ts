@@ -1,0 +1,245 @@
+/**
+ * `npm run bench:hostile`: does one client asking the heaviest questions the filter language
+ * allows, while an import runs, hold up everybody else? A benchmark, not a test.
+ *
+ *   npm run bench:hostile -- [--conversions 200000] [--import 200000] [--seconds 60]
+ *                            [--database postgres://user@host:5432/postgres]
+ *
+ * It seeds a fresh database with --conversions, starts the real service (compiled, as `npm start`
+ * runs it), then at once: one client sends heavy filters back to back (every column, every
+ * modifier, values drawn anew for each request so no cache answers); the command line imports
+ * --import more conversions into the same account; and a probe asks every 50 ms for one buyer's
+ * conversions and for a public asset, as a landing page would. It prints the probe's latencies
+ * (the target: p99 at most 50 ms), what the heavy client got, and the service's peak memory.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = 'dist/cli.js';
+const API_KEY = `acds_bench_${'h'.repeat(32)}`;
+const PROBE_EVERY_MS = 50;
+const PROBE_P99_TARGET_MS = 50;
+
+const { values: args } = parseArgs({
+  options: {
+    conversions: { type: 'string', default: '200000' },
+    import: { type: 'string', default: '200000' },
+    seconds: { type: 'string', default: '60' },
+    database: { type: 'string' },
+    // To tell the two loads apart: leave the heavy client or the import out.
+    'no-heavy': { type: 'boolean', default: false },
+    'no-import': { type: 'boolean', default: false },
+  },
+});
+const options = {
+  conversions: Number(args.conversions),
+  importRows: Number(args.import),
+  seconds: Number(args.seconds),
+  serverUrl: args.database,
+};
+const engine = options.serverUrl ? 'postgres' : 'sqlite';
+const log = (line: string) => console.error(`[hostile] ${line}`);
+
+const children = new Set<ChildProcess>();
+function start(script: string, scriptArgs: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [script, ...scriptArgs], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+async function run(script: string, scriptArgs: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = start(script, scriptArgs, env);
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.resume();
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${script} ${scriptArgs.join(' ')} exited with ${code}:\n${output}`);
+  return output;
+}
+
+async function adminQuery(serverUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+function writeNdjson(file: string, count: number, seed: number): void {
+  const fd = fs.openSync(file, 'w');
+  let lines: string[] = [];
+  for (const record of syntheticConversions(count, { random: seededRandom(seed) })) {
+    lines.push(JSON.stringify(record));
+    if (lines.length === 10_000) {
+      fs.writeSync(fd, `${lines.join('\n')}\n`);
+      lines = [];
+    }
+  }
+  if (lines.length > 0) fs.writeSync(fd, `${lines.join('\n')}\n`);
+  fs.closeSync(fd);
+}
+
+function rssMiB(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+
+/** A question as heavy as the filter language allows: ranges and lists on many columns at once, a deep page. */
+function heavyQuestion(): string {
+  const from = Math.floor(Math.random() * 500);
+  const low = (Math.random() * 50).toFixed(2);
+  const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  const parameters = [
+    `tracking_codes.gte=${pick(['a', 'tc-', 'tc-1'])}`,
+    `tracking_codes.lte=${pick(['zz', 'tc-9', 'tc-z'])}`,
+    `tracking_codes.in=tc-facebook,tc-google,tc-${Math.floor(Math.random() * 50)}`,
+    `amount.gte=${low}`,
+    `amount.lte=${(Number(low) + 200).toFixed(2)}`,
+    `created_at.between=${day(from)},${day(from + 300)}`,
+    `country.in=${pick(['US,GB,DE', 'US,CA', 'FR,NL,ES,DE'])}`,
+    `cart_integration.in=${pick(['clickbank,digistore24', 'buygoods,konnektive,sticky', 'svencart,clickbank'])}`,
+    `first_name.gte=${pick(letters.split(''))}`,
+    `last_name.lte=${pick(letters.split('')).toLowerCase()}`,
+    `receipt.gt=R-${Math.floor(Math.random() * 10)}`,
+    `zip_code.gte=${Math.floor(Math.random() * 90000)}`,
+    `utm_source.in=facebook,google,tiktok,youtube`,
+    `page=${1 + Math.floor(Math.random() * 20)}`,
+  ];
+  return `/api/v1/conversions?${parameters.join('&')}`;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function summary(latencies: number[]): string {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return `n ${sorted.length}, p50 ${percentile(sorted, 50).toFixed(1)} ms, p90 ${percentile(sorted, 90).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? NaN).toFixed(1)} ms`;
+}
+
+async function timed(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; status: number }> {
+  const began = performance.now();
+  const response = await fetch(url, { headers });
+  await response.arrayBuffer();
+  return { ms: performance.now() - began, status: response.status };
+}
+
+async function main(): Promise<number> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acds-hostile-'));
+  const dataDir = path.join(workDir, 'data');
+  let databaseUrl: string | undefined;
+  let dropDatabase = async () => {};
+  if (options.serverUrl) {
+    const name = `acds_hostile_${randomBytes(6).toString('hex')}`;
+    await adminQuery(options.serverUrl, `create database ${name}`);
+    const url = new URL(options.serverUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = () => adminQuery(options.serverUrl!, `drop database if exists ${name} with (force)`);
+  }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl ?? '',
+    REDIS_URL: '',
+    S3_BUCKET: '',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '0',
+    PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
+    BOOTSTRAP_API_KEY: API_KEY,
+  };
+  let server: ChildProcess | undefined;
+  try {
+    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`);
+    const seedFile = path.join(workDir, 'seed.ndjson');
+    const importFile = path.join(workDir, 'import.ndjson');
+    writeNdjson(seedFile, options.conversions, 1);
+    writeNdjson(importFile, options.importRows, 2);
+    log(`${engine}: importing ${options.conversions} conversions to start from...`);
+    await run(CLI, ['conversions', 'import', seedFile], env);
+    await run(CLI, ['seed', '--conversions', '0', '--assets', '5'], env);
+
+    server = start(CLI, ['serve'], { ...env, PORT: '0' });
+    let output = '';
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      server!.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match) resolve(match[1]!);
+      });
+      server!.stderr!.pipe(process.stderr);
+      server!.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened:\n${output}`)));
+    });
+    const headers = { 'x-api-key': API_KEY };
+    const assets = (await (await fetch(`${baseUrl}/api/v1/assets`, { headers })).json()) as { entries: { public_url: string | null }[] };
+    const assetUrl = assets.entries.find((entry) => entry.public_url)?.public_url;
+    if (!assetUrl) throw new Error('no public asset to probe');
+    const buyer = ((await (await fetch(`${baseUrl}/api/v1/conversions?page=7`, { headers })).json()) as { entries: { user_id: string }[] }).entries[0]!.user_id;
+    log(`service ${baseUrl}; probing ${assetUrl} and the conversions of ${buyer}`);
+
+    const deadline = performance.now() + options.seconds * 1000;
+    let importing = true;
+    const importDone = (args['no-import'] ? new Promise<string>((resolve) => setTimeout(resolve, options.seconds * 1000, 'left out')) : run(CLI, ['conversions', 'import', importFile], env)).then(
+      (out) => log(`import finished: ${out.trim()}`),
+      (error: Error) => log(`import failed: ${error.message}`),
+    ).finally(() => (importing = false));
+
+    const heavy: { ms: number; status: number }[] = [];
+    const heavyClient = (async () => {
+      while (!args['no-heavy'] && performance.now() < deadline && importing) heavy.push(await timed(baseUrl + heavyQuestion(), headers));
+    })();
+
+    const probeList: number[] = [];
+    const probeAsset: number[] = [];
+    const probeFailures: string[] = [];
+    let peakRss = 0;
+    while (performance.now() < deadline && importing) {
+      const began = performance.now();
+      const [list, asset] = await Promise.all([timed(`${baseUrl}/api/v1/conversions?user_id=${encodeURIComponent(buyer)}`, headers), timed(assetUrl)]);
+      probeList.push(list.ms);
+      probeAsset.push(asset.ms);
+      if (list.status !== 200) probeFailures.push(`list ${list.status}`);
+      if (asset.status !== 200) probeFailures.push(`asset ${asset.status}`);
+      peakRss = Math.max(peakRss, rssMiB(server.pid!) ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - began))));
+    }
+    const stillImporting = importing;
+    await heavyClient;
+    const statuses = new Map<number, number>();
+    for (const { status } of heavy) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    const both = [...probeList, ...probeAsset].sort((a, b) => a - b);
+    const p99 = percentile(both, 99);
+    console.log(`engine ${engine}, ${options.conversions} conversions, importing ${options.importRows} more (${stillImporting ? 'still running at the end of the probe' : 'finished during the probe'})`);
+    console.log(`heavy client: ${summary(heavy.map((h) => h.ms))}; answers ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}`);
+    console.log(`probe, one buyer's conversions: ${summary(probeList)}`);
+    console.log(`probe, a public asset: ${summary(probeAsset)}`);
+    console.log(`probe, both: p99 ${p99.toFixed(1)} ms (target ≤ ${PROBE_P99_TARGET_MS} ms: ${p99 <= PROBE_P99_TARGET_MS ? 'met' : 'NOT met'}); failures: ${probeFailures.length === 0 ? 'none' : `${probeFailures.length} (first: ${probeFailures[0]})`}`);
+    console.log(`service peak RSS while probing: ${peakRss.toFixed(0)} MiB`);
+    await importDone;
+    return 0;
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await dropDatabase().catch(() => {});
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
