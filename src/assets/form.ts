@@ -1,43 +1,51 @@
-import type { Readable } from 'node:stream';
-import type {} from '@fastify/multipart';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { AppError, badRequest } from '../errors.js';
-import type { AssetForm, AssetService } from './service.js';
+import { checkFieldName, type AssetForm, type AssetService } from './service.js';
 
 export interface FormLimits {
   maxUploadBytes: number;
   maxContentBytes: number;
 }
 
+/** The most bytes of any text field but `content`: far above the longest valid url, name or folder. */
+export const TEXT_FIELD_BYTES = 8 * 1024;
+
 /**
- * Reads an asset's multipart form in the order the client sent it: text fields into a map,
- * the `file` part streamed straight into the blob store (never held in memory). Fields may come
- * after the file, so the form is judged by the service once it is whole. On any failure the
- * staged bytes are discarded and the error is a 400 that says what to fix.
+ * What a form may carry beyond its file (or `content`): the other fields, at most
+ * TEXT_FIELD_BYTES each, and the headers of its parts. A body longer than the upload limit by
+ * more than this cannot be a valid form.
  */
-export async function readAssetForm(request: FastifyRequest, assets: AssetService, accountId: number, limits: FormLimits): Promise<AssetForm> {
+export const FORM_OVERHEAD_BYTES = 1024 * 1024;
+
+/** One part for each field a form may carry, and the file: more is refused by busboy as a backstop. */
+const MAX_PARTS = 16;
+
+/**
+ * Reads an asset's multipart form in the order the client sent it, as a stream: each part is
+ * judged by its name before any of its bytes are read, text fields are read into a map up to
+ * their limit, and the `file` part is streamed straight into the blob store. The first part
+ * that is refused ends the reading there; the rest of the body is never read (the answer closes
+ * the connection). Fields may come after the file, so the form as a whole is judged by the
+ * service once it is read. On any failure the staged bytes are discarded and the error is a 400
+ * that says what to fix.
+ */
+export async function readAssetForm(
+  request: FastifyRequest,
+  assets: AssetService,
+  accountId: number,
+  limits: FormLimits,
+  operation: 'create' | 'update',
+): Promise<AssetForm> {
   if (!request.isMultipart()) throw badRequest('send the form as multipart/form-data');
+  refuseDeclaredOversize(request, limits);
   const form: AssetForm = { fields: new Map() };
   try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          await drain(part.file);
-          throw badRequest(`${part.fieldname} is not a file field; upload the file as "file"`);
-        }
-        form.file = { ...(await assets.stage(accountId, part.file)), filename: part.filename };
-        if (part.file.truncated) throw fileTooLarge(limits);
-      } else {
-        if (form.fields.has(part.fieldname)) throw badRequest(`${part.fieldname} is given more than once`);
-        if (part.valueTruncated) {
-          throw badRequest(
-            part.fieldname === 'content'
-              ? `content is larger than ${limits.maxContentBytes} bytes; upload it as a file instead`
-              : `${part.fieldname} is too long`,
-          );
-        }
-        form.fields.set(part.fieldname, String(part.value));
-      }
+    for await (const part of request.parts(streamEveryPart(limits)) as AsyncIterable<MultipartFile>) {
+      checkPartName(part, form, operation);
+      if (isUpload(part)) form.file = { ...(await assets.stage(accountId, withinUploadLimit(part.file, limits))), filename: part.filename };
+      else form.fields.set(part.fieldname, await readText(part, limits));
     }
   } catch (error) {
     if (form.file) await assets.discard(form.file.key);
@@ -46,7 +54,76 @@ export async function readAssetForm(request: FastifyRequest, assets: AssetServic
   return form;
 }
 
-function fileTooLarge(limits: FormLimits): AppError {
+/**
+ * Every part, text fields included, comes as a stream (busboy would otherwise read a text field
+ * whole into memory, up to its size limit, before telling its name), so a part can be refused
+ * by its name alone, and a text field's bytes are counted as they arrive. Busboy pauses the body
+ * while a part's stream is not read.
+ */
+function streamEveryPart(limits: FormLimits) {
+  return {
+    isPartAFile: () => true,
+    // One byte over the limit reaches withinUploadLimit, which refuses it.
+    limits: { fileSize: limits.maxUploadBytes + 1, files: MAX_PARTS, parts: MAX_PARTS },
+  };
+}
+
+/** A body whose declared length no valid form can have is refused before any of it is read. */
+function refuseDeclaredOversize(request: FastifyRequest, limits: FormLimits): void {
+  const declared = Number(request.headers['content-length']);
+  if (declared > limits.maxUploadBytes + FORM_OVERHEAD_BYTES) throw uploadTooLarge(limits);
+}
+
+/** A part's name is judged from its headers, before its bytes. */
+function checkPartName(part: MultipartFile, form: AssetForm, operation: 'create' | 'update'): void {
+  const name = part.fieldname;
+  if (isUpload(part)) {
+    if (name !== 'file') throw badRequest(`${name} is not a file field; upload the file as "file"`);
+    if (form.file) throw badRequest('upload one file at most');
+    return;
+  }
+  if (name === 'file') throw badRequest('file must be an uploaded file, sent with a filename');
+  checkFieldName(name, operation);
+  if (form.fields.has(name)) throw badRequest(`${name} is given more than once`);
+}
+
+/** What busboy would have taken for a file: a part with a filename, or of type application/octet-stream. */
+function isUpload(part: MultipartFile): boolean {
+  return part.filename !== undefined || part.mimetype === 'application/octet-stream';
+}
+
+/** A text field, read up to its limit; one byte more ends the reading with a 400. Text is UTF-8. */
+async function readText(part: MultipartFile, limits: FormLimits): Promise<string> {
+  const name = part.fieldname;
+  const limit = name === 'content' ? limits.maxContentBytes : TEXT_FIELD_BYTES;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of part.file as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      throw badRequest(
+        name === 'content' ? `content is larger than ${limit} bytes; upload it as a file instead` : `${name} is too long: at most ${limit} bytes`,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The file's bytes, failing the moment they pass the upload limit rather than once all have been read. */
+function withinUploadLimit(file: Readable, limits: FormLimits): Readable {
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length;
+      if (size > limits.maxUploadBytes) callback(uploadTooLarge(limits));
+      else callback(null, chunk);
+    },
+  });
+  return pipeline(file, counter, () => {});
+}
+
+function uploadTooLarge(limits: FormLimits): AppError {
   return badRequest(`the file is larger than the limit of ${limits.maxUploadBytes} bytes`);
 }
 
@@ -55,9 +132,8 @@ function asFormError(error: unknown, limits: FormLimits): unknown {
   if (error instanceof AppError) return error;
   switch ((error as { code?: string }).code) {
     case 'FST_REQ_FILE_TOO_LARGE':
-      return fileTooLarge(limits);
+      return uploadTooLarge(limits);
     case 'FST_FILES_LIMIT':
-      return badRequest('upload one file at most');
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       return badRequest('the form has too many fields');
@@ -70,10 +146,4 @@ function asFormError(error: unknown, limits: FormLimits): unknown {
     return badRequest('the multipart form is malformed or was cut short');
   }
   return error;
-}
-
-async function drain(stream: Readable): Promise<void> {
-  for await (const _chunk of stream) {
-    // discard
-  }
 }

@@ -85,7 +85,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
       },
     },
     async (request, reply) => {
-      const form = await readAssetForm(request, assets, request.accountId, limits);
+      const form = await readAssetForm(request, assets, request.accountId, limits, 'create');
       const id = await assets.create(request.accountId, form);
       return sendJson(reply, 200, { id: String(id) });
     },
@@ -135,7 +135,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
     },
     async (request, reply) => {
       const id = parseId((request.params as { id: string }).id, true);
-      const form = await readAssetForm(request, assets, request.accountId, limits);
+      const form = await readAssetForm(request, assets, request.accountId, limits, 'update');
       await assets.update(request.accountId, id, form);
       return sendJson(reply, 200, true);
     },

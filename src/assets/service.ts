@@ -312,10 +312,13 @@ function throwRequired(field: string): never {
 }
 
 function checkFields(fields: Map<string, string>, operation: 'create' | 'update'): void {
-  for (const name of fields.keys()) {
-    if (READ_ONLY_FIELDS.has(name)) throw badRequest(`${name} cannot be ${operation === 'create' ? 'set' : 'updated'}`);
-    if (!WRITABLE_FIELDS.has(name)) throw badRequest(`unknown field ${name}; the fields are ${[...WRITABLE_FIELDS, 'file'].join(', ')}`);
-  }
+  for (const name of fields.keys()) checkFieldName(name, operation);
+}
+
+/** A text field's name is one of the writable fields; the form reader judges each part by it before reading its value. */
+export function checkFieldName(name: string, operation: 'create' | 'update'): void {
+  if (READ_ONLY_FIELDS.has(name)) throw badRequest(`${name} cannot be ${operation === 'create' ? 'set' : 'updated'}`);
+  if (!WRITABLE_FIELDS.has(name)) throw badRequest(`unknown field ${name}; the fields are ${[...WRITABLE_FIELDS, 'file'].join(', ')}`);
 }
 
 async function detect(name: string, staged: StagedBlob | undefined, fromContent: boolean): Promise<DetectedType & { head?: Buffer }> {

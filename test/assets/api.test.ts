@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { LightMyRequestResponse } from 'fastify';
+import { FORM_OVERHEAD_BYTES } from '../../src/assets/form.js';
+import type { Config } from '../../src/config.js';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
 import { accountWithKey, describeEachEngine, holdWrites, png, startTestApp, variedText, type TestContext } from '../helper.js';
 
@@ -577,7 +580,7 @@ describeEachEngine('assets API: create', (engine) => {
 });
 
 /** Answers within `ms`, or fails: a request that never answers must fail its test, not stall the run. */
-async function answerWithin(ms: number, request: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+async function answerWithin<T>(ms: number, request: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
@@ -669,6 +672,239 @@ describeEachEngine('assets API: uploads over MAX_UPLOAD_BYTES', (engine) => {
     assert.deepEqual(await api.entry(id), before);
     assert.equal((await api.get(`/api/v1/assets/${id}/content`)).body, 'the old bytes');
     await assertNoStrayBytes(ctx);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests on a real connection, for what inject cannot show: an answer given while the body is
+// still being sent, and a connection the service closes. Each body below is left unfinished, so
+// a service that read a form to its end before judging it would never answer.
+
+const BOUNDARY = 'bounded-input-boundary';
+
+/** The start of a part; its value follows. */
+const partHead = (name: string, filename?: string) =>
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n`;
+const endOfPart = '\r\n';
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface RawUpload {
+  socket: net.Socket;
+  /** What the service sent, once it has closed the connection. */
+  closed: Promise<RawAnswer | undefined>;
+}
+
+/** POST /api/v1/assets on a new connection: the request's headers, then `body` as far as the test sends it. */
+function openUpload(address: string, key: string, body: string | Buffer, headers: Record<string, string> = { 'transfer-encoding': 'chunked' }): RawUpload {
+  const { hostname, port } = new URL(address);
+  const socket = net.connect(Number(port), hostname);
+  // Writes after the service has answered and closed fail; what it answered is what counts.
+  socket.on('error', () => {});
+  const lines = [
+    'POST /api/v1/assets HTTP/1.1',
+    `Host: ${hostname}:${port}`,
+    `X-API-Key: ${key}`,
+    `Content-Type: multipart/form-data; boundary=${BOUNDARY}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  if (body.length > 0) sendBodyChunk(socket, body, headers);
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  const closed = new Promise<RawAnswer | undefined>((resolve) => socket.once('close', () => resolve(parseAnswer(Buffer.concat(received)))));
+  return { socket, closed };
+}
+
+/** Writes body bytes, framed as a chunk when the body is sent chunked. */
+function sendBodyChunk(socket: net.Socket, bytes: string | Buffer, headers: Record<string, string>): void {
+  if (socket.destroyed) return;
+  if (headers['transfer-encoding'] !== 'chunked') {
+    socket.write(bytes);
+    return;
+  }
+  socket.write(`${Buffer.byteLength(bytes).toString(16)}\r\n`);
+  socket.write(bytes);
+  socket.write('\r\n');
+}
+
+function parseAnswer(raw: Buffer): RawAnswer | undefined {
+  const text = raw.toString('utf8');
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine, ...headerLines] = text.slice(0, end).split('\r\n');
+  const headers = Object.fromEntries(
+    headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(end + 4) };
+}
+
+/** The answer of a refused upload: the status, a JSON string saying why, its request id, and the connection closed. */
+function assertRefusedMidBody(answer: RawAnswer | undefined, status: number, pattern: RegExp): void {
+  assert.ok(answer, 'the service answered before closing the connection');
+  assert.equal(answer.status, status, answer.body);
+  assert.equal(answer.headers['content-type'], JSON_TYPE);
+  assert.match(JSON.parse(answer.body) as string, pattern);
+  assert.equal(answer.headers.connection, 'close', 'the answer closes the connection, so the client stops sending');
+}
+
+/** Polls `check` until it holds, for at most `ms`; the last failure is the test's. */
+async function eventually(ms: number, check: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function journalledKeys(ctx: TestContext): Promise<string[]> {
+  return (await ctx.database.db.selectFrom('blob_journal').select('blob_key').execute()).map((row) => row.blob_key);
+}
+
+describeEachEngine('assets API: a form is refused at its first bad part, before the rest of the body', (engine) => {
+  const LIMIT = 64 * 1024;
+  let ctx: TestContext;
+  let key: string;
+  let address: string;
+  before(async () => {
+    ctx = await startTestApp(engine, { maxUploadBytes: LIMIT });
+    key = (await accountWithKey(ctx.accounts, 'bounded')).key;
+    address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => ctx.close());
+
+  test('an unknown field is refused by its name: the 400 names it while its value is still being sent', async () => {
+    const upload = openUpload(address, key, `${partHead('colour')}${'x'.repeat(1024 * 1024)}`);
+    const answer = await answerWithin(5000, upload.closed);
+    assertRefusedMidBody(answer, 400, /^unknown field colour; the fields are name, content, url, .*file$/);
+    assert.ok(answer!.headers['x-request-id']);
+    assert.deepEqual(await assetRows(ctx), []);
+    await assertNoStrayBytes(ctx);
+  });
+
+  test('a client that goes on sending after the refusal, reading nothing for a while, still receives it', async () => {
+    const upload = openUpload(address, key, partHead('colour'));
+    upload.socket.pause();
+    // Were the socket closed as soon as the answer is written, these writes would be reset, and the
+    // client's system would drop the unread answer with the connection.
+    for (let sent = 0; sent < 30; sent++) {
+      sendBodyChunk(upload.socket, Buffer.alloc(64 * 1024, 'x'), { 'transfer-encoding': 'chunked' });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    upload.socket.resume();
+    assertRefusedMidBody(await answerWithin(5000, upload.closed), 400, /^unknown field colour;/);
+  });
+
+  test('a field read as it arrives is refused once it passes its limit, and the fields before it are not kept', async () => {
+    const upload = openUpload(address, key, `${partHead('name')}a.png${endOfPart}${partHead('url')}https://example.com/${'p'.repeat(64 * 1024)}`);
+    assertRefusedMidBody(await answerWithin(5000, upload.closed), 400, /^url is too long: at most 8192 bytes$/);
+    assert.deepEqual(await assetRows(ctx), []);
+  });
+
+  test('a Content-Length longer than any form within MAX_UPLOAD_BYTES can be is refused before the body is sent', async () => {
+    const declared = LIMIT + FORM_OVERHEAD_BYTES + 1;
+    const upload = openUpload(address, key, '', { 'content-length': String(declared) });
+    const answer = await answerWithin(5000, upload.closed);
+    assertRefusedMidBody(answer, 400, new RegExp(`larger than the limit of ${LIMIT} bytes`));
+    assert.ok(answer!.headers['x-request-id']);
+    await assertNoStrayBytes(ctx);
+  });
+
+  test('a file is refused once its bytes pass MAX_UPLOAD_BYTES, before the body ends, and its staged bytes are removed', async () => {
+    const upload = openUpload(address, key, `${partHead('file', 'big.bin')}${'b'.repeat(LIMIT + 1)}`);
+    assertRefusedMidBody(await answerWithin(5000, upload.closed), 400, new RegExp(`larger than the limit of ${LIMIT} bytes`));
+    assert.deepEqual(await assetRows(ctx), []);
+    await assertNoStrayBytes(ctx);
+  });
+
+  test('a whole form within the limits, sent on a connection, is still created', async () => {
+    const body = `${partHead('name')}whole.txt${endOfPart}${partHead('file', 'whole.txt')}${'w'.repeat(LIMIT)}${endOfPart}--${BOUNDARY}--\r\n`;
+    const upload = openUpload(address, key, body, { 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
+    const answer = await answerWithin(5000, upload.closed);
+    assert.equal(answer?.status, 200, answer?.body);
+    assert.equal((await assetRows(ctx)).length, 1);
+    await assertNoStrayBytes(ctx);
+  });
+});
+
+describeEachEngine('assets API: uploads that arrive too slowly are cut off', (engine) => {
+  interface SlowApp {
+    ctx: TestContext;
+    key: string;
+    address: string;
+  }
+  // One service whose idle timeout comes first, one whose whole-request deadline does.
+  let idle: SlowApp;
+  let deadline: SlowApp;
+  const startSlowApp = async (overrides: Partial<Config>): Promise<SlowApp> => {
+    const ctx = await startTestApp(engine, overrides);
+    const key = (await accountWithKey(ctx.accounts, 'slow')).key;
+    return { ctx, key, address: await ctx.app.listen({ port: 0, host: '127.0.0.1' }) };
+  };
+  before(async () => {
+    idle = await startSlowApp({ idleTimeoutMs: 1000, requestTimeoutMs: 30_000 });
+    deadline = await startSlowApp({ idleTimeoutMs: 30_000, requestTimeoutMs: 2000 });
+  });
+  after(async () => {
+    await idle.ctx.close();
+    await deadline.ctx.close();
+  });
+
+  /** Sends the start of a file and waits until its bytes are being staged (journalled; on disk, a temporary file). */
+  async function startStaging({ ctx, key, address }: SlowApp): Promise<RawUpload> {
+    const upload = openUpload(address, key, `${partHead('name')}slow.bin${endOfPart}${partHead('file', 'slow.bin')}${'s'.repeat(10_000)}`);
+    await eventually(5000, async () => {
+      assert.equal((await journalledKeys(ctx)).length, 1, 'the upload is being staged');
+      if (engine === 'sqlite') assert.equal(fs.readdirSync(path.join(ctx.database.dataDir, 'tmp')).length, 1, 'into a temporary file');
+    });
+    return upload;
+  }
+
+  /** Nothing of the cut-off upload is left: no row, no bytes, no temporary file, no journal entry. */
+  async function assertNothingLeft(ctx: TestContext): Promise<void> {
+    await eventually(5000, async () => {
+      assert.deepEqual(await assetRows(ctx), []);
+      await assertNoStrayBytes(ctx);
+    });
+  }
+
+  test('an upload that stops sending is cut off after IDLE_TIMEOUT_MS, and its temporary bytes are removed', async () => {
+    const upload = await startStaging(idle);
+    await answerWithin(5000, upload.closed);
+    await assertNothingLeft(idle.ctx);
+  });
+
+  test('an upload not arrived whole after REQUEST_TIMEOUT_MS is answered with a 408 that says so, and its temporary bytes are removed', async () => {
+    const upload = await startStaging(deadline);
+    const answer = await answerWithin(5000, upload.closed);
+    assert.ok(answer, 'the service answered before closing the connection');
+    assert.equal(answer.status, 408, answer.body);
+    assert.equal(answer.headers['content-type'], JSON_TYPE);
+    assert.equal(JSON.parse(answer.body), 'the request took too long to arrive: a request must arrive whole within 2 seconds');
+    await assertNothingLeft(deadline.ctx);
+  });
+
+  test('an upload that keeps trickling, never idle, is cut off after REQUEST_TIMEOUT_MS, and its temporary bytes are removed', async () => {
+    const upload = await startStaging(deadline);
+    const trickle = setInterval(() => sendBodyChunk(upload.socket, 's', { 'transfer-encoding': 'chunked' }), 100);
+    try {
+      // Node closes the connection right after its 408, as Node's own answer does: a byte sent
+      // just then can reset the connection before the client reads the answer, so only the cut
+      // is certain here (the answer is checked above, on a client that is not sending).
+      const answer = await answerWithin(5000, upload.closed);
+      if (answer) assert.equal(answer.status, 408, answer.body);
+    } finally {
+      clearInterval(trickle);
+    }
+    await assertNothingLeft(deadline.ctx);
   });
 });
 
