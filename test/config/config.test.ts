@@ -19,6 +19,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.publicUrl, undefined);
     assert.equal(config.trustProxy, undefined);
     assert.equal(config.maxUploadBytes, 104_857_600);
+    assert.equal(config.requestTimeoutMs, 600_000);
+    assert.equal(config.idleTimeoutMs, 30_000);
     assert.equal(config.s3, undefined);
     assert.equal(config.bootstrapApiKey, undefined);
     assert.equal(config.logLevel, 'info');
@@ -37,6 +39,8 @@ describe('configuration from the environment', () => {
       PUBLIC_URL: 'https://Assets.Example.com/acds/',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
       MAX_UPLOAD_BYTES: '1024',
+      REQUEST_TIMEOUT_MS: '1200000',
+      IDLE_TIMEOUT_MS: '5000',
       BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
       LOG_LEVEL: 'WARN',
       S3_BUCKET: 'acds-assets',
@@ -56,6 +60,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.publicUrl, 'https://assets.example.com/acds', 'as the URL standard writes it, without the trailing slash');
     assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
     assert.equal(config.maxUploadBytes, 1024);
+    assert.equal(config.requestTimeoutMs, 1_200_000);
+    assert.equal(config.idleTimeoutMs, 5000);
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
     assert.equal(config.logLevel, 'warn');
     assert.deepEqual(config.s3, {
@@ -101,6 +107,9 @@ describe('configuration from the environment', () => {
     [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '0' }, 'MAX_UPLOAD_BYTES'],
+    [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '10m' }, 'REQUEST_TIMEOUT_MS'],
+    [{ IDLE_TIMEOUT_MS: '999' }, 'IDLE_TIMEOUT_MS'],
     [{ BOOTSTRAP_API_KEY: 'short' }, 'BOOTSTRAP_API_KEY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ S3_BUCKET: 'Not_A_Bucket' }, 'S3_BUCKET'],
