@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AccountService, DEFAULT_ACCOUNT } from './accounts/service.js';
 import { AssetService } from './assets/service.js';
@@ -27,6 +28,18 @@ async function withDatabase<T>(work: (database: Database, config: Config) => Pro
     throw error;
   } finally {
     await database.close();
+  }
+}
+
+/**
+ * Imports are batch work, minutes of it: they run at lower priority (their database threads
+ * too, which inherit it), so that a service on the same machine keeps answering promptly.
+ */
+function yieldToTheService(): void {
+  try {
+    os.setPriority(0, Math.min(19, os.getPriority(0) + 10));
+  } catch {
+    // Not allowed here: the import runs at the usual priority.
   }
 }
 
@@ -95,8 +108,9 @@ program
   .description('import conversions from NDJSON (.ndjson, .jsonl, - for standard input) or CSV (.csv)')
   .argument('<file>')
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
-  .action((file: string, { account }: { account: string }) =>
-    withDatabase(async ({ db, bulkLoad, refreshStatistics }) => {
+  .action((file: string, { account }: { account: string }) => {
+    yieldToTheService();
+    return withDatabase(async ({ db, bulkLoad, refreshStatistics }) => {
       const format = formatOfPath(file);
       const source = await openSource(file);
       const inAccount = () => new AccountService(db).findOrCreateAccount(account);
@@ -111,8 +125,8 @@ program
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
       console.log(`imported ${result.inserted} conversions, skipped ${result.skipped} already present (${result.read} read)`);
-    }),
-  );
+    });
+  });
 
 program
   .command('seed')
@@ -120,8 +134,9 @@ program
   .option('--conversions <n>', 'how many conversions', count, 1000)
   .option('--assets <n>', 'how many assets', count, 22)
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
-  .action(({ conversions, assets, account }: { conversions: number; assets: number; account: string }) =>
-    withDatabase(async (database, config) => {
+  .action(({ conversions, assets, account }: { conversions: number; assets: number; account: string }) => {
+    yieldToTheService();
+    return withDatabase(async (database, config) => {
       const { db } = database;
       const { id } = await new AccountService(db).ensureAccount(account);
       const records = (function* (): Generator<SourceRecord> {
@@ -141,8 +156,8 @@ program
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);
-    }),
-  );
+    });
+  });
 
 const positive = (value: string) => {
   const n = count(value);

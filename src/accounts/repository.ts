@@ -68,6 +68,10 @@ export class AccountRepository {
       .execute();
   }
 
+  async exists(id: number): Promise<boolean> {
+    return (await this.db.selectFrom('accounts').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
   async removeIfEmpty(id: number): Promise<void> {
     await this.db
       .deleteFrom('accounts')

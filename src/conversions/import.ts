@@ -133,6 +133,8 @@ export async function importConversions(
   // (on SQLite it would otherwise hold the main file's writer to its end); a rejected file takes
   // an account it made away again.
   const { id: accountId, created } = typeof account === 'number' ? { id: account, created: false } : await account();
+  // Accounts are in another file than conversions on SQLite, where no foreign key can check this.
+  if (!(await new AccountRepository(db).exists(accountId))) throw new Error(`there is no account ${accountId}`);
   try {
     const result = await importInTransaction(db, accountId, records, options);
     if (result.inserted > 0) await options.refreshStatistics?.();

@@ -21,6 +21,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.maxUploadBytes, 104_857_600);
     assert.equal(config.requestTimeoutMs, 600_000);
     assert.equal(config.idleTimeoutMs, 30_000);
+    assert.equal(config.statementTimeoutMs, 15_000);
+    assert.equal(config.sqliteReaders, 2);
     assert.equal(config.s3, undefined);
     assert.equal(config.bootstrapApiKey, undefined);
     assert.equal(config.logLevel, 'info');
@@ -41,6 +43,8 @@ describe('configuration from the environment', () => {
       MAX_UPLOAD_BYTES: '1024',
       REQUEST_TIMEOUT_MS: '1200000',
       IDLE_TIMEOUT_MS: '5000',
+      STATEMENT_TIMEOUT_MS: '2500',
+      SQLITE_READERS: '3',
       BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
       LOG_LEVEL: 'WARN',
       S3_BUCKET: 'acds-assets',
@@ -62,6 +66,8 @@ describe('configuration from the environment', () => {
     assert.equal(config.maxUploadBytes, 1024);
     assert.equal(config.requestTimeoutMs, 1_200_000);
     assert.equal(config.idleTimeoutMs, 5000);
+    assert.equal(config.statementTimeoutMs, 2500);
+    assert.equal(config.sqliteReaders, 3);
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
     assert.equal(config.logLevel, 'warn');
     assert.deepEqual(config.s3, {
@@ -110,6 +116,8 @@ describe('configuration from the environment', () => {
     [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
     [{ REQUEST_TIMEOUT_MS: '10m' }, 'REQUEST_TIMEOUT_MS'],
     [{ IDLE_TIMEOUT_MS: '999' }, 'IDLE_TIMEOUT_MS'],
+    [{ STATEMENT_TIMEOUT_MS: '99' }, 'STATEMENT_TIMEOUT_MS'],
+    [{ SQLITE_READERS: '0' }, 'SQLITE_READERS'],
     [{ BOOTSTRAP_API_KEY: 'short' }, 'BOOTSTRAP_API_KEY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ S3_BUCKET: 'Not_A_Bucket' }, 'S3_BUCKET'],

@@ -20,7 +20,7 @@ describeEachEngine('large imports are bulk loads', (engine) => {
   const indexNames = async (): Promise<string[]> => {
     const query =
       engine === 'sqlite'
-        ? sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'conversions' order by name`
+        ? sql<{ name: string }>`select name from conv.sqlite_master where type = 'index' and tbl_name = 'conversions' order by name`
         : sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'conversions' and schemaname = current_schema() order by indexname`;
     return (await query.execute(ctx.database.db)).rows.map((row) => row.name);
   };

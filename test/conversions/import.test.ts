@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem } from '../../src/conversions/import.js';
 import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, tempDir, variedText, type TestContext } from '../helper.js';
 
@@ -587,12 +588,31 @@ describeEachEngine('conversions import validation (decisions §9)', (engine) => 
   });
 
   test('a batch the database refuses fails the import with its error while later batches are read, and nothing is kept', async () => {
-    // No such account: the database refuses the first batch (foreign key) while the next ones are read.
+    // A trigger refuses one row of the first batch while the next ones are read.
+    const refuse = (ctx.database.engine === 'sqlite'
+      ? [sql`create trigger conv.refuse_test before insert on conversions when new.receipt = 'REFUSE-ME' begin select raise(abort, 'refused by the test'); end`]
+      : [
+          sql`create function refuse_test() returns trigger language plpgsql as $$ begin if new.receipt = 'REFUSE-ME' then raise exception 'refused by the test'; end if; return new; end $$`,
+          sql`create trigger refuse_test before insert on conversions for each row execute function refuse_test()`,
+        ]);
+    for (const statement of refuse) await statement.execute(ctx.database.db);
+    try {
+      const before = await total();
+      const lines = Array.from({ length: 700 }, (_, index) => JSON.stringify(conversionRecord(index === 3 ? { receipt: 'REFUSE-ME' } : {})));
+      const { problems, error } = await run(lines);
+      assert.match(String(error), /refused by the test/);
+      assert.ok(!(error instanceof ImportRejected));
+      assert.deepEqual(problems, []);
+      assert.equal(await total(), before);
+    } finally {
+      await sql`drop trigger ${sql.raw(ctx.database.engine === 'sqlite' ? 'conv.refuse_test' : 'refuse_test on conversions')}`.execute(ctx.database.db);
+    }
+  });
+
+  test('an import into an account that does not exist fails saying so, and nothing is kept', async () => {
     const missingAccount = accountId + 1000;
-    const lines = Array.from({ length: 700 }, () => JSON.stringify(conversionRecord()));
-    const { problems, error } = await run(lines, 'ndjson', missingAccount);
-    assert.ok(error && !(error instanceof ImportRejected), `the database's error: ${error}`);
-    assert.deepEqual(problems, []);
+    const { error } = await run([JSON.stringify(conversionRecord())], 'ndjson', missingAccount);
+    assert.match(String(error), new RegExp(`there is no account ${missingAccount}`));
     const kept = await ctx.database.db.selectFrom('conversions').where('account_id', '=', missingAccount).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(kept.n), 0);
   });
