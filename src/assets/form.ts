@@ -19,7 +19,10 @@ export const TEXT_FIELD_BYTES = 8 * 1024;
  */
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
-/** One part for each field a form may carry, and the file: more is refused by busboy as a backstop. */
+/**
+ * A valid form has at most 14 parts (13 text fields and the file), and the reader refuses a
+ * repeated or unknown part as it comes; busboy stops at this many all the same, as a backstop.
+ */
 const MAX_PARTS = 16;
 
 /**
