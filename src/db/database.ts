@@ -263,10 +263,11 @@ const INT8_OID = 20;
 const QUERY_CANCELED = '57014';
 
 function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
-  const openPool = (max: number) => {
+  const openPool = (max: number, options?: string) => {
     const pool = new pg.Pool({
       connectionString,
       max,
+      options,
       ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
       // bigint ids and counts arrive as strings by default; all of ours fit in a double.
       types: {
@@ -281,7 +282,10 @@ function openPostgres(connectionString: string, poolSize: number, statementTimeo
   };
   const pool = openPool(poolSize);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  const questions = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: openPool(Math.max(2, Math.floor(poolSize / 2))) }) });
+  // A question runs in one backend, without JIT compilation: parallel workers and the compiler
+  // would each take a processor from every other request for a count that is seldom the faster for them.
+  const questionsPool = openPool(Math.max(2, Math.floor(poolSize / 2)), '-c max_parallel_workers_per_gather=0 -c jit=off');
+  const questions = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: questionsPool }) });
   return {
     db,
     questions,

@@ -35,6 +35,8 @@ export interface WorkerDriverOptions {
   questionsOnly?: { niceness: number };
 }
 
+const QUESTIONS_ONLY = "this connection only reads (Database.questions): write through Database.db";
+
 /**
  * Built, the worker is JavaScript beside this file. Under tsx (tests, `npm run cli`) it is
  * TypeScript, and a worker thread does not inherit tsx's loader: it registers it first.
@@ -130,10 +132,11 @@ class Mutex {
  * SQLite, neither for a slow question nor for another process's write (an import).
  */
 export class SqliteWorkerDriver implements Driver {
+  /** Undefined on a questions-only driver, which refuses writes before they reach it. */
   private writer!: SqliteThread;
   private readonly writeLock = new Mutex();
+  private readonly readers = new Set<SqliteThread>();
   private readonly idleReaders: SqliteThread[] = [];
-  private readerCount = 0;
   private readonly waitingForReader: ((reader: SqliteThread) => void)[] = [];
 
   constructor(private readonly options: WorkerDriverOptions) {}
@@ -147,7 +150,9 @@ export class SqliteWorkerDriver implements Driver {
 
   private newReader(): SqliteThread {
     const { dataDir, cacheKiB, questionsOnly } = this.options;
-    return new SqliteThread({ dataDir, readonly: true, cacheKiB, niceness: questionsOnly?.niceness ?? 0 });
+    const reader = new SqliteThread({ dataDir, readonly: true, cacheKiB, niceness: questionsOnly?.niceness ?? 0 });
+    this.readers.add(reader);
+    return reader;
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -155,7 +160,7 @@ export class SqliteWorkerDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
-    if (this.options.questionsOnly) throw new Error('this connection only asks questions: write through the database\'s own');
+    if (this.options.questionsOnly) throw new Error(QUESTIONS_ONLY);
     const routed = connection as RoutedConnection;
     const unlock = await this.writeLock.lock();
     try {
@@ -188,16 +193,17 @@ export class SqliteWorkerDriver implements Driver {
   async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {
-    // Reads still running finish first; a reader stopped for its time limit is already gone.
-    const readers = [...this.idleReaders];
+    // A read still running is ended with its thread; the others close their connections.
+    const busy = [...this.readers].filter((reader) => !this.idleReaders.includes(reader));
+    await Promise.all([this.writer?.close(), ...this.idleReaders.map((reader) => reader.close()), ...busy.map((reader) => reader.terminate())]);
+    this.readers.clear();
     this.idleReaders.length = 0;
-    await Promise.all([this.writer?.close(), ...readers.map((reader) => reader.close())]);
   }
 
   /** A statement outside a transaction: a read on a reading thread, anything else on the writer. */
   async executeAlone(query: CompiledQuery): Promise<QueryResult<any>> {
     if (isRead(query)) return this.read(query);
-    if (this.options.questionsOnly) throw new Error('this connection only asks questions: write through the database\'s own');
+    if (this.options.questionsOnly) throw new Error(QUESTIONS_ONLY);
     const unlock = await this.writeLock.lock();
     try {
       return await this.writer.execute(query.sql, query.parameters);
@@ -229,7 +235,7 @@ export class SqliteWorkerDriver implements Driver {
     } finally {
       clearTimeout(timer);
       if (timedOut || reader.failed) {
-        this.readerCount -= 1;
+        this.readers.delete(reader);
         void reader.terminate();
         this.handOnReader(undefined);
       } else {
@@ -241,10 +247,7 @@ export class SqliteWorkerDriver implements Driver {
   private async takeReader(): Promise<SqliteThread> {
     const idle = this.idleReaders.pop();
     if (idle) return idle;
-    if (this.readerCount < this.options.readers) {
-      this.readerCount += 1;
-      return this.newReader();
-    }
+    if (this.readers.size < this.options.readers) return this.newReader();
     return new Promise((resolve) => this.waitingForReader.push(resolve));
   }
 
@@ -256,7 +259,6 @@ export class SqliteWorkerDriver implements Driver {
       return;
     }
     if (reader) return next(reader);
-    this.readerCount += 1;
     next(this.newReader());
   }
 }
@@ -272,7 +274,6 @@ class RoutedConnection implements DatabaseConnection {
     return this.endTransaction ? this.driver.inTransaction(query) : this.driver.executeAlone(query);
   }
 
-  // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported on SQLite: read in pages');
   }
