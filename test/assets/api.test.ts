@@ -851,20 +851,29 @@ describeEachEngine('assets API: uploads that arrive too slowly are cut off', (en
   };
   before(async () => {
     idle = await startSlowApp({ idleTimeoutMs: 1000, requestTimeoutMs: 30_000 });
-    deadline = await startSlowApp({ idleTimeoutMs: 30_000, requestTimeoutMs: 2000 });
+    deadline = await startSlowApp({ idleTimeoutMs: 30_000, requestTimeoutMs: 3000 });
   });
   after(async () => {
     await idle.ctx.close();
     await deadline.ctx.close();
   });
 
-  /** Sends the start of a file and waits until its bytes are being staged (journalled; on disk, a temporary file). */
+  /**
+   * Sends the start of a file and waits until its bytes are being staged (journalled; on disk, a
+   * temporary file). It goes on sending meanwhile, so that a service slow to start staging (a
+   * busy machine) does not find the connection idle first.
+   */
   async function startStaging({ ctx, key, address }: SlowApp): Promise<RawUpload> {
     const upload = openUpload(address, key, `${partHead('name')}slow.bin${endOfPart}${partHead('file', 'slow.bin')}${'s'.repeat(10_000)}`);
-    await eventually(5000, async () => {
-      assert.equal((await journalledKeys(ctx)).length, 1, 'the upload is being staged');
-      if (engine === 'sqlite') assert.equal(fs.readdirSync(path.join(ctx.database.dataDir, 'tmp')).length, 1, 'into a temporary file');
-    });
+    const keepSending = setInterval(() => sendBodyChunk(upload.socket, 's', { 'transfer-encoding': 'chunked' }), 100);
+    try {
+      await eventually(5000, async () => {
+        assert.equal((await journalledKeys(ctx)).length, 1, 'the upload is being staged');
+        if (engine === 'sqlite') assert.equal(fs.readdirSync(path.join(ctx.database.dataDir, 'tmp')).length, 1, 'into a temporary file');
+      });
+    } finally {
+      clearInterval(keepSending);
+    }
     return upload;
   }
 
@@ -888,7 +897,7 @@ describeEachEngine('assets API: uploads that arrive too slowly are cut off', (en
     assert.ok(answer, 'the service answered before closing the connection');
     assert.equal(answer.status, 408, answer.body);
     assert.equal(answer.headers['content-type'], JSON_TYPE);
-    assert.equal(JSON.parse(answer.body), 'the request took too long to arrive: a request must arrive whole within 2 seconds');
+    assert.equal(JSON.parse(answer.body), 'the request took too long to arrive: a request must arrive whole within 3 seconds');
     await assertNothingLeft(deadline.ctx);
   });
 
