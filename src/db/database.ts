@@ -149,8 +149,10 @@ function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number
       },
     });
   const common = { dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB };
-  const db = kysely(new SqliteWorkerDriver({ ...common, readers: SQLITE_SERVICE_READERS }));
-  const questions = kysely(new SqliteWorkerDriver({ ...common, readers, questionsOnly: { niceness: QUESTION_NICENESS } }));
+  const service = new SqliteWorkerDriver({ ...common, readers: SQLITE_SERVICE_READERS });
+  const questioning = new SqliteWorkerDriver({ ...common, readers, questionsOnly: { niceness: QUESTION_NICENESS, filesExist: service.started } });
+  const db = kysely(service);
+  const questions = kysely(questioning);
   return {
     db,
     questions,
@@ -207,7 +209,9 @@ function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number
     },
     poolStats: () => undefined,
     close: async () => {
+      // The drivers' threads started with them, whether or not Kysely ever used them.
       await Promise.all([questions.destroy(), db.destroy()]);
+      await Promise.all([questioning.destroy(), service.destroy()]);
     },
   };
 }

@@ -32,7 +32,7 @@ export interface WorkerDriverOptions {
    * can make long, so that they never take the processor from the rest of the service. Such a
    * driver has no writing thread and refuses writes.
    */
-  questionsOnly?: { niceness: number };
+  questionsOnly?: { niceness: number; filesExist: Promise<void> };
 }
 
 const QUESTIONS_ONLY = "this connection only reads (Database.questions): write through Database.db";
@@ -139,13 +139,30 @@ export class SqliteWorkerDriver implements Driver {
   private readonly idleReaders: SqliteThread[] = [];
   private readonly waitingForReader: ((reader: SqliteThread) => void)[] = [];
 
-  constructor(private readonly options: WorkerDriverOptions) {}
+  /** Settles once the files exist (the writer made them) and a first reader is starting. */
+  readonly started: Promise<void>;
+  private destroyed = false;
+
+  /** Starts its threads at once: a thread takes tens of milliseconds to start, better not at the first request. */
+  constructor(private readonly options: WorkerDriverOptions) {
+    this.started = this.start();
+    this.started.catch(() => {}); // the first statement reports it
+  }
+
+  private async start(): Promise<void> {
+    if (this.options.questionsOnly) {
+      await this.options.questionsOnly.filesExist;
+    } else {
+      // The writer creates the files; readers open them read-only once they exist.
+      this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB, niceness: 0 });
+      await this.writer.execute('select 1', []);
+    }
+    // One reader ready before the first read; the others start when needed.
+    if (!this.destroyed) this.idleReaders.push(this.newReader());
+  }
 
   async init(): Promise<void> {
-    if (this.options.questionsOnly) return;
-    // The writer creates the files; readers open them read-only once they exist.
-    this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB, niceness: 0 });
-    await this.writer.execute('select 1', []);
+    await this.started;
   }
 
   private newReader(): SqliteThread {
@@ -192,12 +209,17 @@ export class SqliteWorkerDriver implements Driver {
 
   async releaseConnection(): Promise<void> {}
 
+  /** Ends every thread; safe to call again (Kysely calls it only if it ever used the driver). */
   async destroy(): Promise<void> {
+    this.destroyed = true;
+    await this.started.catch(() => {});
     // A read still running is ended with its thread; the others close their connections.
     const busy = [...this.readers].filter((reader) => !this.idleReaders.includes(reader));
-    await Promise.all([this.writer?.close(), ...this.idleReaders.map((reader) => reader.close()), ...busy.map((reader) => reader.terminate())]);
+    const idle = this.idleReaders.splice(0);
+    const writer = this.writer;
+    this.writer = undefined!;
     this.readers.clear();
-    this.idleReaders.length = 0;
+    await Promise.all([writer?.close(), ...idle.map((reader) => reader.close()), ...busy.map((reader) => reader.terminate())]);
   }
 
   /** A statement outside a transaction: a read on a reading thread, anything else on the writer. */
