@@ -1,6 +1,6 @@
 /**
- * The service's memory under hostile uploads, for the "Done when" of issue 15: server memory stays
- * at most 300 MiB under the field flood and 100 trickling uploads. Not a test: it starts the real
+ * `npm run bench:memory`: the service's memory under hostile uploads, which must stay at most
+ * 300 MiB under floods of huge form fields and 100 trickling uploads. Not a test: it starts the real
  * service (compiled, as `npm start` runs it) on a fresh database, and on loopback only
  *
  *   - opens 100 trickling uploads, each sending a file one byte every two seconds, and holds them
