@@ -85,3 +85,32 @@ describeEachEngine('the statement time limit', (engine) => {
     assert.equal(await slow, 'stopped');
   });
 });
+
+describeEachEngine('questions apart from the service', (engine) => {
+  let ctx: TestContext;
+  let apiKey: string;
+  before(async () => {
+    ctx = await startTestApp(engine, { statementTimeoutMs: 5000 });
+    ({ key: apiKey } = await accountWithKey(ctx.accounts, 'apart'));
+  });
+  after(() => ctx.close());
+
+  test('with every connection for questions busy, keys, asset lists and health are answered at once', async () => {
+    // More long questions than the service has connections of its own (2 reading threads on
+    // SQLite, a pool of 4 on PostgreSQL in tests): ten of them used to take PostgreSQL's whole pool.
+    const long =
+      engine === 'sqlite'
+        ? () => sql`with recursive counter(n) as (select 1 union all select n + 1 from counter where n < 8000000) select count(*) from counter`
+        : () => sql`select pg_sleep(1.5)`;
+    const running = Array.from({ length: 5 }, () => long().execute(ctx.database.questions).catch(() => undefined));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    const assets = await ctx.app.inject({ method: 'GET', url: '/api/v1/assets', headers: { 'x-api-key': apiKey } });
+    const health = await ctx.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(assets.statusCode, 200, assets.body);
+    assert.equal(health.statusCode, 200);
+    const waited = Date.now() - started;
+    await Promise.all(running);
+    assert.ok(waited < 500, `answered after ${waited} ms, behind the questions`);
+  });
+});
