@@ -11,8 +11,8 @@ import type { Database } from '../src/db/database.js';
 
 const COPY = 'bench_floor';
 
-export async function engineFloorSeconds({ db, engine }: Database): Promise<number> {
-  const { createTable, createIndexes } = engine === 'sqlite' ? await sqliteDefinitions(db) : await postgresDefinitions(db);
+export async function engineFloorSeconds({ db, engine, conversionsSchema }: Database): Promise<number> {
+  const { createTable, createIndexes } = engine === 'sqlite' ? await sqliteDefinitions(db, conversionsSchema!) : await postgresDefinitions(db);
   await sql.raw(createTable).execute(db);
   try {
     const began = performance.now();
@@ -22,18 +22,20 @@ export async function engineFloorSeconds({ db, engine }: Database): Promise<numb
     });
     return (performance.now() - began) / 1000;
   } finally {
-    await sql`drop table ${sql.table(COPY)}`.execute(db);
+    await sql`drop table ${sql.table(conversionsSchema ? `${conversionsSchema}.${COPY}` : COPY)}`.execute(db);
   }
 }
 
 /**
  * SQLite: the table as it stands (its primary key and unique constraint, whose indexes are kept
- * while rows go in, as in an import), and its secondary indexes as SQLite stored them.
+ * while rows go in, as in an import), and its secondary indexes as SQLite stored them, all in the
+ * conversions' own file.
  */
-async function sqliteDefinitions(db: Kysely<any>) {
+async function sqliteDefinitions(db: Kysely<any>, schema: string) {
   const { rows } = await sql<{ type: string; sql: string }>`
-    select type, sql from sqlite_master where tbl_name = 'conversions' and sql is not null`.execute(db);
-  const renamed = (text: string) => text.replace(/"conversions/g, `"${COPY}`);
+    select type, sql from ${sql.raw(schema)}.sqlite_master where tbl_name = 'conversions' and sql is not null`.execute(db);
+  const renamed = (text: string) =>
+    text.replace(/"conversions/g, `"${COPY}`).replace(/^(CREATE (?:UNIQUE )?(?:TABLE|INDEX) )/i, `$1${schema}.`);
   return {
     createTable: renamed(rows.find((row) => row.type === 'table')!.sql),
     createIndexes: rows.filter((row) => row.type === 'index').map((row) => renamed(row.sql)),

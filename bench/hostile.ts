@@ -13,13 +13,12 @@
  * (the target: p99 at most 50 ms), what the heavy client got, and the service's peak memory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
+import { freshPostgres, listeningAddress, memoryMiB } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = 'dist/cli.js';
@@ -65,16 +64,6 @@ async function run(script: string, scriptArgs: string[], env: NodeJS.ProcessEnv)
   return output;
 }
 
-async function adminQuery(serverUrl: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 function writeNdjson(file: string, count: number, seed: number): void {
   const fd = fs.openSync(file, 'w');
   let lines: string[] = [];
@@ -87,15 +76,6 @@ function writeNdjson(file: string, count: number, seed: number): void {
   }
   if (lines.length > 0) fs.writeSync(fd, `${lines.join('\n')}\n`);
   fs.closeSync(fd);
-}
-
-function rssMiB(pid: number): number | undefined {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
@@ -146,14 +126,7 @@ async function main(): Promise<number> {
   const dataDir = path.join(workDir, 'data');
   let databaseUrl: string | undefined;
   let dropDatabase = async () => {};
-  if (options.serverUrl) {
-    const name = `acds_hostile_${randomBytes(6).toString('hex')}`;
-    await adminQuery(options.serverUrl, `create database ${name}`);
-    const url = new URL(options.serverUrl);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = () => adminQuery(options.serverUrl!, `drop database if exists ${name} with (force)`);
-  }
+  if (options.serverUrl) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(options.serverUrl, 'acds_hostile'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -178,16 +151,8 @@ async function main(): Promise<number> {
     await run(CLI, ['seed', '--conversions', '0', '--assets', '5'], env);
 
     server = start(CLI, ['serve'], { ...env, PORT: '0' });
-    let output = '';
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      server!.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) resolve(match[1]!);
-      });
-      server!.stderr!.pipe(process.stderr);
-      server!.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened:\n${output}`)));
-    });
+    server.stderr!.pipe(process.stderr);
+    const baseUrl = await listeningAddress(server, 'the service');
     const headers = { 'x-api-key': API_KEY };
     const assets = (await (await fetch(`${baseUrl}/api/v1/assets`, { headers })).json()) as { entries: { public_url: string | null }[] };
     const assetUrl = assets.entries.find((entry) => entry.public_url)?.public_url;
@@ -218,7 +183,7 @@ async function main(): Promise<number> {
       probeAsset.push(asset.ms);
       if (list.status !== 200) probeFailures.push(`list ${list.status}`);
       if (asset.status !== 200) probeFailures.push(`asset ${asset.status}`);
-      peakRss = Math.max(peakRss, rssMiB(server.pid!) ?? 0);
+      peakRss = Math.max(peakRss, memoryMiB(server.pid!, 'VmRSS') ?? 0);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - began))));
     }
     const stillImporting = importing;

@@ -17,13 +17,12 @@
  * With --database, a fresh database is created on that server and dropped afterwards.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const API_KEY = `acds_memory_${'m'.repeat(32)}`;
@@ -52,47 +51,9 @@ const log = (line: string) => console.error(`[memory] ${line}`);
 // ---------------------------------------------------------------------------------------------
 // The service
 
-/** VmRSS (now) or VmHWM (the peak since the process started) of a process, in MiB. */
-function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined; // no /proc (not Linux), or the process is gone
-  }
-}
-
 async function startService(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; address: string }> {
   const child = spawn(process.execPath, ['dist/cli.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened:\n${output}`)));
-  });
-  return { child, address };
-}
-
-async function stopService(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function adminQuery(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
+  return { child, address: await listeningAddress(child, 'the service') };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,14 +152,7 @@ async function main(): Promise<number> {
   let service: { child: ChildProcess; address: string } | undefined;
   const trickles: Trickle[] = [];
   try {
-    if (serverUrl) {
-      const name = `acds_memory_${randomBytes(6).toString('hex')}`;
-      await adminQuery(serverUrl, `create database ${name}`);
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
-    }
+    if (serverUrl) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(serverUrl, 'acds_memory'));
     const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`);
 
@@ -262,7 +216,7 @@ async function main(): Promise<number> {
     return met && refused.length === floods.length && stillOpen === TRICKLES ? 0 : 1;
   } finally {
     for (const trickle of trickles) trickle.socket.destroy();
-    if (service) await stopService(service.child);
+    if (service) await stop(service.child, 30_000);
     await dropDatabase();
     fs.rmSync(workDir, { recursive: true, force: true });
   }

@@ -15,18 +15,17 @@
  * With --database, a fresh database is created on that server and dropped afterwards.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
 import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import { engineFloorSeconds } from './engine-floor.js';
+import { freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
 import { uploadFile } from './upload.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -103,41 +102,13 @@ async function run(core: number, script: string, scriptArgs: string[], env?: Nod
 /** Starts a server script and resolves with the URL it prints once it listens. */
 async function startServer(script: string, scriptArgs: string[], env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = start(0, script, scriptArgs, env);
-  let output = '';
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new BenchFailure(`${script} exited (${code}) before it listened:\n${output}`)));
-  });
-  return { child, baseUrl };
+  return { child, baseUrl: await listeningAddress(child, script).catch((error: Error) => Promise.reject(new BenchFailure(error.message))) };
 }
 
 /** Compiles the service into dist/ (npm run build), as `npm start` does. */
 function build(): void {
   const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (built.status !== 0) throw new BenchFailure(`npm run build failed:\n${built.stdout}${built.stderr}`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** VmRSS (now) or VmHWM (the peak since the process started) of a process, in MiB. */
-function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined; // no /proc (not Linux), or the process is gone
-  }
 }
 
 /** Samples a process's RSS every 100 ms until stopped; returns the largest sample in MiB. */
@@ -154,16 +125,6 @@ function sampleRss(pid: number): () => number | undefined {
     sample();
     return max;
   };
-}
-
-async function adminQuery(serverUrl: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Writes N synthetic conversions (the seeder's generator) as NDJSON; returns what the families need. */
@@ -329,14 +290,7 @@ async function main(): Promise<number> {
   let service: { child: ChildProcess; baseUrl: string } | undefined;
   let bare: { child: ChildProcess; baseUrl: string } | undefined;
   try {
-    if (options.serverUrl) {
-      const name = `acds_bench_${randomBytes(6).toString('hex')}`;
-      await adminQuery(options.serverUrl, `create database ${name}`);
-      const url = new URL(options.serverUrl);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = () => adminQuery(options.serverUrl!, `drop database if exists ${name} with (force)`);
-    }
+    if (options.serverUrl) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(options.serverUrl, 'acds_bench'));
     // Exactly this storage, whatever the calling shell has set.
     const env: NodeJS.ProcessEnv = {
       ...process.env,

@@ -238,11 +238,14 @@ function inSchema(createStatement: string, schema: string): string {
 async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise<void> {
   const target = CONVERSIONS_SCHEMA;
   await db.transaction().execute(async (trx) => {
+    const definitions = new Map<string, string>();
     for (const table of tables) {
       const { rows } = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'table' and name = ${table}`.execute(trx);
-      const createTable = rows[0]?.sql;
-      if (createTable === undefined) continue;
-      await sql`drop table if exists ${sql.raw(target)}.${sql.id(table)}`.execute(trx);
+      if (rows[0]) definitions.set(table, rows[0].sql);
+    }
+    // Children first: the tracking codes refer to the conversions.
+    for (const table of [...definitions.keys()].reverse()) await sql`drop table if exists ${sql.raw(target)}.${sql.id(table)}`.execute(trx);
+    for (const [table, createTable] of definitions) {
       // A foreign key cannot name a table of another file: the accounts it named stay in main.
       const definition = createTable
         .replace(/^CREATE TABLE ("?\w+"?)/i, `CREATE TABLE ${target}.$1`)
@@ -253,12 +256,11 @@ async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise
       for (const index of indexes.rows) await sql.raw(inSchema(index.sql, target)).execute(trx);
     }
     // Ids are never reused: the counters move with their tables (inserting the rows set them only to the largest id).
-    for (const table of tables) {
-      await sql`update ${sql.raw(target)}.sqlite_sequence set seq = (select seq from main.sqlite_sequence where name = ${table})
-        where name = ${table} and exists (select 1 from main.sqlite_sequence where name = ${table})`.execute(trx);
+    for (const table of definitions.keys()) {
+      await sql`delete from ${sql.raw(target)}.sqlite_sequence where name = ${table}`.execute(trx);
+      await sql`insert into ${sql.raw(target)}.sqlite_sequence select name, seq from main.sqlite_sequence where name = ${table}`.execute(trx);
     }
-    // Children first: the tracking codes refer to the conversions.
-    for (const table of [...tables].reverse()) await sql`drop table if exists main.${sql.id(table)}`.execute(trx);
+    for (const table of [...definitions.keys()].reverse()) await sql`drop table main.${sql.id(table)}`.execute(trx);
   });
 }
 
