@@ -68,7 +68,7 @@ const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 const PROGRESS_EVERY = 1_000;
 // An import this large, and at least a quarter as large as the table was, is a bulk load
 // (Database.bulkLoad): on SQLite it rebuilds the indexes at its end, which reads the whole table,
-// so it pays only when the import is a good part of it (README, Performance).
+// so it pays only when the import is a good part of it (docs/performance.md).
 const BULK_LOAD_FROM_ROWS = 50_000;
 const BULK_LOAD_FROM_SHARE = 0.25;
 
