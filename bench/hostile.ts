@@ -3,7 +3,11 @@
  * allows, while an import runs, hold up everybody else? A benchmark, not a test.
  *
  *   npm run bench:hostile -- [--conversions 200000] [--import 200000] [--seconds 60]
+ *                            [--questions heaviest|new] [--no-import] [--no-heavy]
  *                            [--database postgres://user@host:5432/postgres]
+ *
+ * With --questions new the client asks what a reporting client asks instead, each question new
+ * (NEW_QUESTION_FAMILIES), and the latencies are printed per family.
  *
  * It seeds a fresh database with --conversions, starts the real service (compiled, as `npm start`
  * runs it), then at once: one client sends heavy filters back to back (every column, every
@@ -34,6 +38,8 @@ const { values: args } = parseArgs({
     database: { type: 'string' },
     // To tell the two loads apart: leave the heavy client or the import out.
     'no-heavy': { type: 'boolean', default: false },
+    // 'new': instead of the heaviest filters, the questions a reporting client asks, each new.
+    questions: { type: 'string', default: 'heaviest' },
     'no-import': { type: 'boolean', default: false },
   },
 });
@@ -105,6 +111,24 @@ function heavyQuestion(): string {
   return `/api/v1/conversions?${parameters.join('&')}`;
 }
 
+/**
+ * The questions a reporting client asks, each new (a new date window, a new price point), so no
+ * cache has its answer: a window and one source; two carts and a minimum amount, pages 1-5; one
+ * country in a window.
+ */
+const NEW_QUESTION_FAMILIES: Record<string, () => string> = {
+  'window + utm_source': () => {
+    const from = Math.floor(Math.random() * 600);
+    return `created_at.between=${day(from)},${day(from + 7 + Math.floor(Math.random() * 84))}&utm_source=${pick(['facebook', 'google', 'tiktok', 'youtube'])}`;
+  },
+  'two carts + amount.gte': () =>
+    `cart_integration.in=${pick(['clickbank,digistore24', 'buygoods,konnektive', 'sticky,svencart', 'clickbank,buygoods'])}&amount.gte=${(Math.random() * 150).toFixed(2)}&page=${1 + Math.floor(Math.random() * 5)}`,
+  'country + window': () => {
+    const from = Math.floor(Math.random() * 500);
+    return `country=${pick(['US', 'GB', 'DE', 'CA', 'FR'])}&created_at.between=${day(from)},${day(from + 30 + Math.floor(Math.random() * 150))}`;
+  },
+};
+
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -167,9 +191,18 @@ async function main(): Promise<number> {
       (error: Error) => log(`import failed: ${error.message}`),
     ).finally(() => (importing = false));
 
-    const heavy: { ms: number; status: number }[] = [];
+    const heavy: { ms: number; status: number; family: string }[] = [];
+    const families = Object.entries(NEW_QUESTION_FAMILIES);
+    const nextQuestion = (n: number): { family: string; url: string } => {
+      if (args.questions !== 'new') return { family: 'heaviest', url: heavyQuestion() };
+      const [family, make] = families[n % families.length]!;
+      return { family, url: `/api/v1/conversions?${make()}` };
+    };
     const heavyClient = (async () => {
-      while (!args['no-heavy'] && performance.now() < deadline && importing) heavy.push(await timed(baseUrl + heavyQuestion(), headers));
+      while (!args['no-heavy'] && performance.now() < deadline && importing) {
+        const { family, url } = nextQuestion(heavy.length);
+        heavy.push({ ...(await timed(baseUrl + url, headers)), family });
+      }
     })();
 
     const probeList: number[] = [];
@@ -193,7 +226,10 @@ async function main(): Promise<number> {
     const both = [...probeList, ...probeAsset].sort((a, b) => a - b);
     const p99 = percentile(both, 99);
     console.log(`engine ${engine}, ${options.conversions} conversions, importing ${options.importRows} more (${stillImporting ? 'still running at the end of the probe' : 'finished during the probe'})`);
-    console.log(`heavy client: ${summary(heavy.map((h) => h.ms))}; answers ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}`);
+    for (const family of new Set(heavy.map((h) => h.family))) {
+      console.log(`questions, ${family}: ${summary(heavy.filter((h) => h.family === family).map((h) => h.ms))}`);
+    }
+    console.log(`question answers: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}`);
     console.log(`probe, one buyer's conversions: ${summary(probeList)}`);
     console.log(`probe, a public asset: ${summary(probeAsset)}`);
     console.log(`probe, both: p99 ${p99.toFixed(1)} ms (target ≤ ${PROBE_P99_TARGET_MS} ms: ${p99 <= PROBE_P99_TARGET_MS ? 'met' : 'NOT met'}); failures: ${probeFailures.length === 0 ? 'none' : `${probeFailures.length} (first: ${probeFailures[0]})`}`);
