@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { conversionRoutes } from './conversions/routes.js';
 import { tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
+import { openConversionQuestions } from './conversions/questions.js';
 import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { answerClientError } from './http/client-error.js';
@@ -80,7 +81,9 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   });
 
   const accounts = new AccountService(database.db);
-  const conversions = new ConversionService(database);
+  const questions = openConversionQuestions(config, database, (message) => app.log.info(message));
+  app.addHook('onClose', () => questions.close());
+  const conversions = new ConversionService(database, questions);
   const assets = new AssetService(database, blobs);
   const metrics = new Metrics(database);
   const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;

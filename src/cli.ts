@@ -110,13 +110,14 @@ program
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
   .action((file: string, { account }: { account: string }) => {
     yieldToTheService();
-    return withDatabase(async ({ db, bulkLoad, refreshStatistics }) => {
+    return withDatabase(async (database) => {
+      const { db, bulkLoad, refreshStatistics } = database;
       const format = formatOfPath(file);
       const source = await openSource(file);
       const inAccount = () => new AccountService(db).findOrCreateAccount(account);
       const problems = new ProblemReport((line) => console.error(line));
       const progress = new ProgressReport({ print: (line) => console.error(line), fractionRead: source.fractionRead });
-      const result = await importConversions(db, inAccount, readRecords(source.stream, format), {
+      const result = await importConversions(database, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
         bulkLoad,
@@ -148,7 +149,7 @@ program
         reading: 'generating',
         fractionRead: (rows) => rows / Math.max(conversions, 1),
       });
-      const result = await importConversions(db, id, records, {
+      const result = await importConversions(database, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
         bulkLoad: database.bulkLoad,

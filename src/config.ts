@@ -34,8 +34,8 @@ export interface Config {
   idleTimeoutMs: number;
   /** A database statement of a request running longer is stopped and the request answered 503. */
   statementTimeoutMs: number;
-  /** SQLite: how many conversion questions run at once, each on a thread with its own connection. */
-  sqliteReaders: number;
+  /** The columnar index of conversions (DuckDB): its memory_limit and its threads. */
+  columnar: { memoryMiB: number; threads: number };
   /** Set (by S3_BUCKET) when asset bytes live in S3 rather than under `dataDir`. */
   s3: S3Options | undefined;
   bootstrapApiKey: string | undefined;
@@ -83,7 +83,10 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integerVar('REQUEST_TIMEOUT_MS', read('REQUEST_TIMEOUT_MS'), 600_000, 1000, 86_400_000),
     idleTimeoutMs: integerVar('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, 1000, 3_600_000),
     statementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
-    sqliteReaders: integerVar('SQLITE_READERS', read('SQLITE_READERS'), 2, 1, 64),
+    columnar: {
+      memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, 32, 1_048_576),
+      threads: integerVar('COLUMNAR_THREADS', read('COLUMNAR_THREADS'), 1, 1, 64),
+    },
     s3: s3Vars(read),
     bootstrapApiKey: bootstrapKeyVar(read('BOOTSTRAP_API_KEY')),
     logLevel: logLevelVar(read('LOG_LEVEL')),

@@ -99,7 +99,7 @@ export function destinationFromOptions(options: DestinationOptions): Destination
   return { databaseUrl: config.databaseUrl, dataDir: toDataDir ? path.resolve(toDataDir) : undefined, s3: config.s3 };
 }
 
-export const TABLES = ['accounts', 'api_keys', 'conversions', 'conversion_tracking_codes', 'assets'] as const;
+export const TABLES = ['accounts', 'api_keys', 'conversions', 'assets'] as const;
 export type TableName = (typeof TABLES)[number];
 
 /**
@@ -111,7 +111,6 @@ const KEYS: Record<TableName, readonly string[]> = {
   accounts: ['id'],
   api_keys: ['id'],
   conversions: ['id'],
-  conversion_tracking_codes: ['conversion_id', 'code'],
   assets: ['id'],
 };
 
@@ -229,7 +228,7 @@ export async function transferData(source: End, destination: End, options: Trans
   const { batchSize, log } = options;
   const bytesInPlace = options.bytesInPlace ?? false;
   const summary: TransferSummary = {
-    rows: { accounts: 0, api_keys: 0, conversions: 0, conversion_tracking_codes: 0, assets: 0 },
+    rows: { accounts: 0, api_keys: 0, conversions: 0, assets: 0 },
     blobs: 0,
     bytes: 0,
     bytesInPlace,

@@ -78,7 +78,7 @@ export async function serve(): Promise<void> {
  * may take: they run on a connection of their own without the limit.
  */
 async function migrateWithoutTimeLimit(config: Config): Promise<void> {
-  const database = openDatabase({ ...config, statementTimeoutMs: undefined, sqliteReaders: 1 });
+  const database = openDatabase({ ...config, statementTimeoutMs: undefined });
   try {
     await migrateToLatest(database);
   } finally {

@@ -77,8 +77,8 @@ export class AssetService {
       // Entries carry absolute URLs: under another PUBLIC_URL the same page has other bytes.
       etag: listETag('assets', accountId, dataVersion, listQuery, publicUrl),
       read: async () => {
-        const cached = this.lists.lookup('assets', accountId, dataVersion, listQuery);
-        const page = await this.assets.listJson({ accountId, query: listQuery, ...cached, planner: this.database });
+        const facts = this.lists.lookup('assets', accountId, dataVersion, listQuery);
+        const page = await this.assets.listJson({ accountId, query: listQuery, facts });
         const base = await this.publicBase(accountId, publicUrl);
         return { ...page, entries: page.entries.map((asset) => listedEntry(asset, base)) };
       },

@@ -2,10 +2,8 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import split2 from 'split2';
-import type { Kysely } from 'kysely';
 import { AccountRepository } from '../accounts/repository.js';
 import type { BulkLoadFinish, Database } from '../db/database.js';
-import type { DatabaseSchema } from '../db/schema.js';
 import { formatCount } from './import-report.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
@@ -124,7 +122,7 @@ export async function openSource(path: string): Promise<ImportSource> {
  * skipped, so importing the same file twice adds nothing the second time.
  */
 export async function importConversions(
-  db: Kysely<DatabaseSchema>,
+  database: Pick<Database, 'db' | 'serializeConversionWrites'>,
   account: ImportAccount,
   records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
   options: ImportOptions,
@@ -132,11 +130,12 @@ export async function importConversions(
   // The account is made before the import's transaction, which writes nothing but conversions
   // (on SQLite it would otherwise hold the main file's writer to its end); a rejected file takes
   // an account it made away again.
+  const { db } = database;
   const { id: accountId, created } = typeof account === 'number' ? { id: account, created: false } : await account();
   // Accounts are in another file than conversions on SQLite, where no foreign key can check this.
   if (!(await new AccountRepository(db).exists(accountId))) throw new Error(`there is no account ${accountId}`);
   try {
-    const result = await importInTransaction(db, accountId, records, options);
+    const result = await importInTransaction(database, accountId, records, options);
     if (result.inserted > 0) await options.refreshStatistics?.();
     return result;
   } catch (error) {
@@ -146,12 +145,14 @@ export async function importConversions(
 }
 
 function importInTransaction(
-  db: Kysely<DatabaseSchema>,
+  { db, serializeConversionWrites }: Pick<Database, 'db' | 'serializeConversionWrites'>,
   accountId: number,
   records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
   options: ImportOptions,
 ): Promise<ImportResult> {
   return db.transaction().execute(async (trx) => {
+    // Ids become visible in ascending order: the columnar index catches up by id.
+    await serializeConversionWrites(trx);
     const repository = new ConversionRepository(trx);
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;

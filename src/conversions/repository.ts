@@ -1,7 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
-import { listRows, type AccountList, type ListPage } from '../filters/list.js';
-import type { ListQuery } from '../filters/parse.js';
 
 export type ConversionRow = Selectable<ConversionsTable>;
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
@@ -10,12 +8,17 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 export class ConversionRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  /** One page of ids with their stored entry JSON (entry-json.ts). */
-  listJson(list: AccountList): Promise<ListPage<{ id: number; entry_json: string }>> {
-    // Every column index of conversions carries created_at (migration 0005).
-    return listRows({ ...list, db: this.db, table: 'conversions', indexesCarry: 'created_at' }, (rows) =>
-      rows.select(['conversions.id', 'conversions.entry_json']),
-    );
+  /** The stored entry JSON (entry-json.ts) of the account's conversions with these ids, in ascending id order. */
+  async entriesByIds(accountId: number, ids: number[]): Promise<{ id: number; entry_json: string }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('conversions')
+      .select(['id', 'entry_json'])
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .execute();
+    return rows as { id: number; entry_json: string }[];
   }
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */
@@ -34,12 +37,13 @@ export class ConversionRepository {
   }
 
   /**
-   * Inserts rows that are not there yet, identified by (account, cart_integration, receipt),
-   * with their tracking codes. Returns how many were new. Give the repository a transaction
-   * so that rows and codes go in together.
+   * Inserts rows that are not there yet, identified by (account, cart_integration, receipt).
+   * Returns how many were new. Call it inside a transaction that began with
+   * Database.serializeConversionWrites.
    */
   async insertNew(accountId: number, rows: NewConversion[]): Promise<number> {
     if (rows.length === 0) return 0;
+    // A receipt given twice in one batch is one conversion, whichever the database meets first.
     const byKey = new Map<string, NewConversion>();
     for (const row of rows) {
       const key = `${row.cart_integration}\n${row.receipt}`;
@@ -49,14 +53,7 @@ export class ConversionRepository {
       .insertInto('conversions')
       .values([...byKey.values()].map((row) => ({ ...row, account_id: accountId })))
       .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
-      .returning(['id', 'cart_integration', 'receipt'])
-      .execute();
-    const codes = inserted.flatMap(({ id, cart_integration, receipt }) => {
-      const row = byKey.get(`${cart_integration}\n${receipt}`);
-      const unique = new Set<string>(row ? JSON.parse(row.tracking_codes) : []);
-      return [...unique].map((code) => ({ conversion_id: id, account_id: accountId, code }));
-    });
-    if (codes.length > 0) await this.db.insertInto('conversion_tracking_codes').values(codes).execute();
-    return inserted.length;
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0);
   }
 }

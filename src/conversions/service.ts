@@ -1,32 +1,44 @@
 import type { Database } from '../db/database.js';
-import type { PreparedList } from '../filters/list.js';
-import { ListCache, listETag } from '../filters/list-cache.js';
+import type { ColumnarIndex } from '../db/columnar/columnar-index.js';
+import { PAGE_SIZE, type PreparedList } from '../filters/list.js';
+import { listETag } from '../filters/list-cache.js';
 import { parseListQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 
+/** What answers questions about conversions: the number matching and the ids of a page (src/db/columnar). */
+export type ConversionQuestions = Pick<ColumnarIndex, 'page'>;
+
 export class ConversionService {
   private readonly conversions: ConversionRepository;
-  private readonly lists = new ListCache();
 
-  constructor(private readonly database: Database) {
-    // Lists are the questions a client can make long: they run apart from the service's other work.
-    this.conversions = new ConversionRepository(database.questions);
+  constructor(
+    database: Database,
+    private readonly questions: ConversionQuestions,
+  ) {
+    this.conversions = new ConversionRepository(database.db);
   }
 
   /**
    * One page of the account's conversions matching the query string's filters, with each entry
-   * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page.
+   * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
+   * from the columnar index, their entries from the rows.
    */
   list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>): PreparedList<string> {
     const listQuery = parseListQuery(query, conversionCatalogue);
     return {
       etag: listETag('conversions', accountId, dataVersion, listQuery),
       read: async () => {
-        const cached = this.lists.lookup('conversions', accountId, dataVersion, listQuery);
-        const page = await this.conversions.listJson({ accountId, query: listQuery, ...cached, planner: this.database });
-        return { ...page, entries: page.entries.map((entry) => withId(entry.id, entry.entry_json)) };
+        const { total, ids } = await this.questions.page(accountId, dataVersion, listQuery.filters, listQuery.page);
+        const rows = await this.conversions.entriesByIds(accountId, ids);
+        if (rows.length !== ids.length) throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${rows.length} of them`);
+        return {
+          entries: rows.map((row) => withId(row.id, row.entry_json)),
+          totalEntries: total,
+          page: listQuery.page,
+          totalPages: Math.ceil(total / PAGE_SIZE),
+        };
       },
     };
   }

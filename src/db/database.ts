@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Kysely, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type ColumnDefinitionBuilder, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from './schema.js';
 import { CONVERSIONS_SCHEMA, sqliteFiles } from './sqlite/connection.js';
@@ -13,12 +13,17 @@ import { SqliteWorkerDriver, StatementTimeoutError } from './sqlite/driver.js';
 export interface Database {
   db: Kysely<DatabaseSchema>;
   /**
-   * Reads only, for the questions a client can make long (conversion lists and counts): on
-   * connections of their own, so that however many of them run, the service's other reads and
-   * writes (keys, assets, public delivery) always find a connection; on SQLite on threads of
-   * lower priority, so that they also leave the processor to the rest.
+   * Where the columnar index of conversions (src/db/columnar) reads new conversions from, on a
+   * thread of its own: the SQLite conversions file, or the PostgreSQL server.
    */
-  questions: Kysely<DatabaseSchema>;
+  conversionSource: ConversionSourceAddress;
+  /**
+   * Makes transactions that insert conversions take turns, so that ids become visible in
+   * ascending order and a reader that has seen id N has seen every id below it (the columnar
+   * index catches up by id). SQLite has one writer at a time anyway; PostgreSQL takes an advisory
+   * lock held to the transaction's end. Call it first in such a transaction.
+   */
+  serializeConversionWrites(trx: Kysely<DatabaseSchema>): Promise<void>;
   engine: 'sqlite' | 'postgres';
   columnTypes: ColumnTypes;
   /** Whether a failed statement broke a unique constraint. */
@@ -56,14 +61,6 @@ export interface Database {
    * conversions.entry_json with it.
    */
   jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
-  /**
-   * A column reference that the planner will not answer through an index, for walking rows in
-   * id order when a filter matches too many of them for its index to pay (see listRows).
-   * SQLite takes the hint; PostgreSQL's planner decides from its statistics.
-   */
-  unindexed(ref: string): Expression<unknown>;
-  /** Whether the planner follows `unindexed` (SQLite), or plans only from its statistics (PostgreSQL). */
-  indexHints: boolean;
   /**
    * Readies `table` for a transaction that writes a great many rows into it, and returns what
    * to await before the commit. SQLite drops the table's secondary indexes and builds them
@@ -114,14 +111,14 @@ export interface DatabaseOptions {
    * reads, the only statements a client can make long.
    */
   statementTimeoutMs?: number | undefined;
-  /** SQLite: how many questions (Database.questions) run at once, each on a thread with its own connection. */
-  sqliteReaders?: number;
 }
+
+export type ConversionSourceAddress = { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
 
 export function openDatabase(options: DatabaseOptions): Database {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs)
-    : openSqlite(options.dataDir, options.sqliteReaders ?? 2, options.statementTimeoutMs);
+    : openSqlite(options.dataDir, options.statementTimeoutMs);
 }
 
 /** The SQLite file that holds accounts, keys and assets (conversions have their own: sqliteFiles). */
@@ -132,30 +129,24 @@ export function sqliteFile(dataDir: string): string {
 // Page cache of each SQLite connection (the default is 2 MiB): a list page reads some hundred pages.
 const SQLITE_CACHE_KIB = 32 * 1024;
 
-// Reads of keys, accounts and assets are short: two threads serve them.
-const SQLITE_SERVICE_READERS = 2;
-// Questions' threads get this much nicer than the process (Linux): a long count yields to the rest.
-const QUESTION_NICENESS = 10;
+// Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
+const SQLITE_READERS = 2;
 
-function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number | undefined): Database {
+function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const kysely = (driver: SqliteWorkerDriver) =>
-    new Kysely<DatabaseSchema>({
-      dialect: {
-        createAdapter: () => new SqliteAdapter(),
-        createDriver: () => driver,
-        createIntrospector: (db) => new SqliteIntrospector(db),
-        createQueryCompiler: () => new SqliteQueryCompiler(),
-      },
-    });
-  const common = { dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB };
-  const service = new SqliteWorkerDriver({ ...common, readers: SQLITE_SERVICE_READERS });
-  const questioning = new SqliteWorkerDriver({ ...common, readers, questionsOnly: { niceness: QUESTION_NICENESS, filesExist: service.started } });
-  const db = kysely(service);
-  const questions = kysely(questioning);
+  const driver = new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
   return {
     db,
-    questions,
+    conversionSource: { engine: 'sqlite', file: sqliteFiles(dataDir).conversions },
+    serializeConversionWrites: async () => {},
     engine: 'sqlite',
     columnTypes: {
       autoId: (column) => column.primaryKey().autoIncrement(),
@@ -167,8 +158,6 @@ function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number
     isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
     isStatementTimeout: (error) => error instanceof StatementTimeoutError,
     resetSequences: async () => {},
-    unindexed: (ref) => sql`+${sql.ref(ref)}`,
-    indexHints: true,
     bulkLoad: async (executor, table) => {
       // Constraint indexes have no SQL of their own here.
       const rows = await indexesOf(executor, table);
@@ -209,9 +198,9 @@ function openSqlite(dataDir: string, readers: number, statementTimeoutMs: number
     },
     poolStats: () => undefined,
     close: async () => {
-      // The drivers' threads started with them, whether or not Kysely ever used them.
-      await Promise.all([questions.destroy(), db.destroy()]);
-      await Promise.all([questioning.destroy(), service.destroy()]);
+      // The driver's threads started with it, whether or not Kysely ever used it.
+      await db.destroy();
+      await driver.destroy();
     },
   };
 }
@@ -265,36 +254,33 @@ async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise
 }
 
 const INT8_OID = 20;
+/** How values arrive from PostgreSQL: bigint ids and counts as numbers (strings by default); all of ours fit in a double. */
+export const POSTGRES_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+// The advisory lock that transactions inserting conversions take (serializeConversionWrites): "acds" in ASCII.
+const CONVERSION_WRITES_LOCK = 0x61636473;
 // The SQLSTATE of a statement cancelled, here by statement_timeout.
 const QUERY_CANCELED = '57014';
 
 function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
-  const openPool = (max: number, options?: string) => {
-    const pool = new pg.Pool({
-      connectionString,
-      max,
-      options,
-      ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
-      // bigint ids and counts arrive as strings by default; all of ours fit in a double.
-      types: {
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-      },
-    });
-    // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
-    // replaced by the next query; without a listener its 'error' would stop the process.
-    pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
-    return pool;
-  };
-  const pool = openPool(poolSize);
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
+    types: POSTGRES_TYPES,
+  });
+  // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
+  // replaced by the next query; without a listener its 'error' would stop the process.
+  pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  // A question runs in one backend, without JIT compilation: parallel workers and the compiler
-  // would each take a processor from every other request for a count that is seldom the faster for them.
-  const questionsPool = openPool(Math.max(2, Math.floor(poolSize / 2)), '-c max_parallel_workers_per_gather=0 -c jit=off');
-  const questions = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: questionsPool }) });
   return {
     db,
-    questions,
+    conversionSource: { engine: 'postgres', url: connectionString },
+    serializeConversionWrites: async (trx) => {
+      await sql`select pg_advisory_xact_lock(${CONVERSION_WRITES_LOCK})`.execute(trx);
+    },
     engine: 'postgres',
     columnTypes: {
       autoId: (column) => column.primaryKey(),
@@ -342,14 +328,10 @@ function openPostgres(connectionString: string, poolSize: number, statementTimeo
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    // No hint: PostgreSQL's planner chooses from its statistics (see bulkLoad). Hiding a column
-    // from it (coalesce(x, x)) also hides its statistics, and it then sorts a full scan.
-    unindexed: (ref) => sql.ref(ref),
-    indexHints: false,
     bulkLoad: async () => async () => {},
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
-      await Promise.all([questions.destroy(), db.destroy()]);
+      await db.destroy();
     },
   };
 }

@@ -6,6 +6,7 @@ import { listSpeedMigration } from './migrations/0003-list-speed.js';
 import { assetEntriesMigration } from './migrations/0004-asset-entries.js';
 import { datedIndexesMigration } from './migrations/0005-dated-indexes.js';
 import { conversionsFileMigration } from './migrations/0006-conversions-file.js';
+import { columnarIndexMigration } from './migrations/0007-columnar-index.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -16,6 +17,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0004-asset-entries': assetEntriesMigration(database),
     '0005-dated-indexes': datedIndexesMigration(),
     '0006-conversions-file': conversionsFileMigration(database),
+    '0007-columnar-index': columnarIndexMigration(database),
   };
 }
 

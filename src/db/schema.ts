@@ -2,14 +2,14 @@ import type { Generated } from 'kysely';
 
 /**
  * The tables as Kysely sees them. One representation on both databases:
- * timestamps are integer epoch seconds, booleans are 0/1 integers, arrays that are
- * only ever returned whole are JSON text, and arrays that are filtered get a child table.
+ * timestamps are integer epoch seconds, booleans are 0/1 integers, arrays are
+ * JSON text (the columnar index, src/db/columnar, splits the filtered ones into rows).
  */
 export interface DatabaseSchema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   conversions: ConversionsTable;
-  conversion_tracking_codes: ConversionTrackingCodesTable;
+  conversions_identity: { identity: string };
   conversion_versions: ConversionVersionsTable;
   assets: AssetsTable;
   blob_journal: BlobJournalTable;
@@ -74,7 +74,7 @@ export interface ConversionsTable {
   affiliate: string | null;
   vendor: string | null;
   role: string | null;
-  /** JSON array of strings, as returned; filters use conversion_tracking_codes. */
+  /** JSON array of strings, as returned; the columnar index keeps them one per row for filters. */
   tracking_codes: string;
   referrer: string | null;
   referrer_name: string | null;
@@ -94,12 +94,6 @@ export interface ConversionsTable {
   affiliate_payouts: string;
   /** The entry as the API writes it, without its id (see entry-json.ts); null only before migration 0003 filled it. */
   entry_json: string | null;
-}
-
-export interface ConversionTrackingCodesTable {
-  conversion_id: number;
-  account_id: number;
-  code: string;
 }
 
 export interface AssetsTable {

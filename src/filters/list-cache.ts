@@ -8,8 +8,6 @@ import type { Filter, ListQuery } from './parse.js';
  */
 export class FilterFacts {
   total: number | undefined;
-  /** The first and last id of the rows (learnt for an account's unfiltered list). */
-  idSpan: { first: number; last: number } | undefined;
   private readonly pageStarts = new Map<number, number>();
 
   constructor(private readonly maxPages: number) {}
@@ -52,13 +50,9 @@ export class ListCache {
     private readonly maxPagesPerFilter = 1000,
   ) {}
 
-  /**
-   * The facts of the query's filters, of the account's unfiltered list, and (factsOf) of any
-   * other filters of the same account, such as one of the query's own.
-   */
-  lookup(scope: string, accountId: number, version: number, query: ListQuery): CachedFacts {
-    const factsOf = (filters: Filter[]) => this.facts(`${scope}:${accountId}:${filterKey(filters)}`, version);
-    return { facts: factsOf(query.filters), everything: factsOf([]), factsOf };
+  /** What earlier requests learnt about the query's filters under this data version of the account. */
+  lookup(scope: string, accountId: number, version: number, query: ListQuery): FilterFacts {
+    return this.facts(`${scope}:${accountId}:${filterKey(query.filters)}`, version);
   }
 
   private facts(key: string, version: number): FilterFacts {
@@ -86,18 +80,8 @@ export function listETag(scope: string, accountId: number, version: number, quer
   return `"${createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 27)}"`;
 }
 
-/** What ListCache.lookup gives a list request. */
-export interface CachedFacts {
-  /** What earlier requests learnt about these filters under the same data version. */
-  facts: FilterFacts;
-  /** The same for the account's unfiltered list: its total tells how selective the filters are. */
-  everything: FilterFacts;
-  /** Facts of other filters of the same account: what one of the query's filters matches alone. */
-  factsOf: (filters: Filter[]) => FilterFacts;
-}
-
 /** The same filters give the same key whatever their order in the query string. */
-function filterKey(filters: Filter[]): string {
+export function filterKey(filters: Filter[]): string {
   return filters
     .map(({ column, condition }) => JSON.stringify([column.name, condition]))
     .sort()

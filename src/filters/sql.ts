@@ -2,49 +2,17 @@ import { type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Condition, Filter, Scalar } from './parse.js';
 
 /**
- * Turns parsed filters into one boolean SQL expression over the account's rows of `table`,
- * with every value bound as a parameter. An array column holds when any of its elements
- * satisfies the condition; the element table is searched by (account, value), so that a
- * selective filter reads its index instead of every row of the account. With `unindexed`, the
- * conditions on the table's own columns are written so that no index of theirs is chosen.
+ * Turns parsed filters into one boolean SQL expression over the rows of `table`, with every
+ * value bound as a parameter. For columns of the table itself: array columns are filtered in the
+ * columnar index of conversions (src/db/columnar/filters.ts), never here.
  */
-export function filtersToSql(
-  eb: ExpressionBuilder<any, any>,
-  table: string,
-  accountId: number,
-  filters: Filter[],
-  unindexed?: (ref: string) => Expression<unknown>,
-): Expression<SqlBool> {
-  const own = filters.filter((filter) => !filter.column.storage);
-  const inElementTables = new Map<string, Filter[]>();
-  for (const filter of filters) {
-    if (filter.column.storage) inElementTables.set(filter.column.name, [...(inElementTables.get(filter.column.name) ?? []), filter]);
-  }
-  return eb.and([
-    ...own.map(({ column, condition }) => {
-      const ref = `${table}.${column.name}`;
-      return conditionToSql(eb, unindexed ? unindexed(ref) : ref, condition);
+export function filtersToSql(eb: ExpressionBuilder<any, any>, table: string, filters: Filter[]): Expression<SqlBool> {
+  return eb.and(
+    filters.map(({ column, condition }) => {
+      if (column.storage) throw new Error(`${column.name} is an array column, which SQL lists do not filter`);
+      return conditionToSql(eb, `${table}.${column.name}`, condition);
     }),
-    ...[...inElementTables.values()].map((columnFilters) => eb(`${table}.id`, 'in', parentsMatchingAll(eb, accountId, columnFilters))),
-  ]);
-}
-
-/**
- * The ids of the rows with, for each filter, an element satisfying it: one subquery for all the
- * filters on an array column, their matches intersected. As separate `id in (...)` conditions,
- * SQLite without statistics can look up every pair of the two lists' ids, which is seconds at
- * 10,000 rows and grows with the square of them.
- */
-function parentsMatchingAll(eb: ExpressionBuilder<any, any>, accountId: number, filters: Filter[]) {
-  const storage = filters[0]!.column.storage!;
-  const [first, ...others] = filters.map(({ condition }) =>
-    eb
-      .selectFrom(storage.table)
-      .select(`${storage.table}.${storage.parentColumn}`)
-      .where(`${storage.table}.account_id`, '=', accountId)
-      .where((inner) => conditionToSql(inner, `${storage.table}.${storage.valueColumn}`, condition)),
   );
-  return others.reduce((query, other) => query.intersect(other), first!);
 }
 
 function conditionToSql(eb: ExpressionBuilder<any, any>, ref: string | Expression<unknown>, condition: Condition): Expression<SqlBool> {

@@ -22,7 +22,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.requestTimeoutMs, 600_000);
     assert.equal(config.idleTimeoutMs, 30_000);
     assert.equal(config.statementTimeoutMs, 15_000);
-    assert.equal(config.sqliteReaders, 2);
+    assert.deepEqual(config.columnar, { memoryMiB: 128, threads: 1 });
     assert.equal(config.s3, undefined);
     assert.equal(config.bootstrapApiKey, undefined);
     assert.equal(config.logLevel, 'info');
@@ -44,7 +44,8 @@ describe('configuration from the environment', () => {
       REQUEST_TIMEOUT_MS: '1200000',
       IDLE_TIMEOUT_MS: '5000',
       STATEMENT_TIMEOUT_MS: '2500',
-      SQLITE_READERS: '3',
+      COLUMNAR_MEMORY_MIB: '256',
+      COLUMNAR_THREADS: '2',
       BOOTSTRAP_API_KEY: 'a-long-enough-bootstrap-key',
       LOG_LEVEL: 'WARN',
       S3_BUCKET: 'acds-assets',
@@ -67,7 +68,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.requestTimeoutMs, 1_200_000);
     assert.equal(config.idleTimeoutMs, 5000);
     assert.equal(config.statementTimeoutMs, 2500);
-    assert.equal(config.sqliteReaders, 3);
+    assert.deepEqual(config.columnar, { memoryMiB: 256, threads: 2 });
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
     assert.equal(config.logLevel, 'warn');
     assert.deepEqual(config.s3, {
@@ -117,7 +118,8 @@ describe('configuration from the environment', () => {
     [{ REQUEST_TIMEOUT_MS: '10m' }, 'REQUEST_TIMEOUT_MS'],
     [{ IDLE_TIMEOUT_MS: '999' }, 'IDLE_TIMEOUT_MS'],
     [{ STATEMENT_TIMEOUT_MS: '99' }, 'STATEMENT_TIMEOUT_MS'],
-    [{ SQLITE_READERS: '0' }, 'SQLITE_READERS'],
+    [{ COLUMNAR_MEMORY_MIB: '16' }, 'COLUMNAR_MEMORY_MIB'],
+    [{ COLUMNAR_THREADS: '0' }, 'COLUMNAR_THREADS'],
     [{ BOOTSTRAP_API_KEY: 'short' }, 'BOOTSTRAP_API_KEY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ S3_BUCKET: 'Not_A_Bucket' }, 'S3_BUCKET'],

@@ -30,7 +30,7 @@ describeEachEngine('large imports are bulk loads', (engine) => {
     const { bulkLoad } = ctx.database;
     const values = [...Array.from({ length: count }, (_, index) => conversionRecord({ receipt: `${tag}-${index}`, amount: index % 10 === 0 ? 500 : 10 })), ...extra];
     const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
-    const result = await importConversions(ctx.database.db, accountId, records, {
+    const result = await importConversions(ctx.database, accountId, records, {
       onProblem: () => {},
       bulkLoad: (executor, table) => (bulkLoads++, bulkLoad(executor, table)),
       bulkLoadFromRows: 100,
@@ -89,7 +89,7 @@ describeEachEngine('large imports are bulk loads', (engine) => {
       let now = 0;
       // Each update ten seconds after the last: every one is printed.
       const progress = new ProgressReport({ print: (line) => printed.push(line), fractionRead: source.fractionRead, now: () => (now += 10_000) });
-      const result = await importConversions(ctx.database.db, accountId, readRecords(source.stream, 'ndjson'), {
+      const result = await importConversions(ctx.database, accountId, readRecords(source.stream, 'ndjson'), {
         onProblem: (problem) => assert.fail(problem.reason),
         onProgress: (state) => progress.update(state),
         bulkLoad: ctx.database.bulkLoad,

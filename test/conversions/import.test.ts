@@ -513,7 +513,7 @@ describeEachEngine('conversions import validation (decisions §9)', (engine) => 
     const problems: LineProblem[] = [];
     const source = format === 'ndjson' ? ndjsonSource(lines) : readRecords(Readable.from([lines.join('\n') + '\n']), 'csv');
     try {
-      const result = await importConversions(ctx.database.db, intoAccount, source, { onProblem: (p) => problems.push(p) });
+      const result = await importConversions(ctx.database, intoAccount, source, { onProblem: (p) => problems.push(p) });
       return { problems, result, error: undefined };
     } catch (error) {
       return { problems, result: undefined, error: error as Error };

@@ -27,7 +27,7 @@ describeEachEngine('README tour', (engine) => {
     const account = await accountWithKey(ctx.accounts, 'readme');
     key = account.key;
     for (const file of ['examples/conversions.ndjson', 'examples/conversions.csv']) {
-      await importConversions(ctx.database.db, account.accountId, readRecords(fs.createReadStream(file), formatOfPath(file)), {
+      await importConversions(ctx.database, account.accountId, readRecords(fs.createReadStream(file), formatOfPath(file)), {
         onProblem: (problem) => assert.fail(`${file}:${problem.line}: ${problem.reason}`),
       });
     }

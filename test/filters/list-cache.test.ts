@@ -39,49 +39,43 @@ describe('ListCache', () => {
   test('the same filters in another order share their facts, within one data version', () => {
     const cache = new ListCache();
     const first = cache.lookup('conversions', 1, 7, query({ utm_source: 'fb', 'amount.gte': '10' }));
-    first.facts.total = 42;
+    first.total = 42;
     const second = cache.lookup('conversions', 1, 7, query({ 'amount.gte': '10', utm_source: 'fb', page: '3' }));
-    assert.equal(second.facts.total, 42);
+    assert.equal(second.total, 42);
   });
 
   test('a newer data version starts afresh', () => {
     const cache = new ListCache();
-    cache.lookup('conversions', 1, 7, query({ utm_source: 'fb' })).facts.total = 42;
-    assert.equal(cache.lookup('conversions', 1, 8, query({ utm_source: 'fb' })).facts.total, undefined);
+    cache.lookup('conversions', 1, 7, query({ utm_source: 'fb' })).total = 42;
+    assert.equal(cache.lookup('conversions', 1, 8, query({ utm_source: 'fb' })).total, undefined);
   });
 
   test('a request that read an older version neither sees nor replaces the newer facts', () => {
     const cache = new ListCache();
-    cache.lookup('conversions', 1, 8, query({})).facts.total = 50;
+    cache.lookup('conversions', 1, 8, query({})).total = 50;
     const stale = cache.lookup('conversions', 1, 7, query({}));
-    assert.equal(stale.facts.total, undefined);
-    stale.facts.total = 40;
-    assert.equal(cache.lookup('conversions', 1, 8, query({})).facts.total, 50);
+    assert.equal(stale.total, undefined);
+    stale.total = 40;
+    assert.equal(cache.lookup('conversions', 1, 8, query({})).total, 50);
   });
 
   test('accounts, resources and filters are kept apart', () => {
     const cache = new ListCache();
-    cache.lookup('conversions', 1, 1, query({ utm_source: 'fb' })).facts.total = 1;
-    assert.equal(cache.lookup('conversions', 2, 1, query({ utm_source: 'fb' })).facts.total, undefined);
-    assert.equal(cache.lookup('assets', 1, 1, query({ utm_source: 'fb' })).facts.total, undefined);
-    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'google' })).facts.total, undefined);
-    assert.equal(cache.lookup('conversions', 1, 1, query({ 'utm_source.gt': 'fb' })).facts.total, undefined);
-  });
-
-  test('everything is the unfiltered list of the same account', () => {
-    const cache = new ListCache();
-    cache.lookup('conversions', 1, 1, query({})).facts.total = 1000;
-    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'fb' })).everything.total, 1000);
+    cache.lookup('conversions', 1, 1, query({ utm_source: 'fb' })).total = 1;
+    assert.equal(cache.lookup('conversions', 2, 1, query({ utm_source: 'fb' })).total, undefined);
+    assert.equal(cache.lookup('assets', 1, 1, query({ utm_source: 'fb' })).total, undefined);
+    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'google' })).total, undefined);
+    assert.equal(cache.lookup('conversions', 1, 1, query({ 'utm_source.gt': 'fb' })).total, undefined);
   });
 
   test('forgets the least recently used filter beyond its bound', () => {
-    const cache = new ListCache(3); // the unfiltered list, which every lookup touches, is one of the three
-    cache.lookup('conversions', 1, 1, query({ utm_source: 'a' })).facts.total = 1;
-    cache.lookup('conversions', 1, 1, query({ utm_source: 'b' })).facts.total = 2;
+    const cache = new ListCache(2);
+    cache.lookup('conversions', 1, 1, query({ utm_source: 'a' })).total = 1;
+    cache.lookup('conversions', 1, 1, query({ utm_source: 'b' })).total = 2;
     cache.lookup('conversions', 1, 1, query({ utm_source: 'a' })); // a is used again: b is now the oldest
-    cache.lookup('conversions', 1, 1, query({ utm_source: 'c' })).facts.total = 3;
-    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'a' })).facts.total, 1);
-    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'b' })).facts.total, undefined);
+    cache.lookup('conversions', 1, 1, query({ utm_source: 'c' })).total = 3;
+    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'a' })).total, 1);
+    assert.equal(cache.lookup('conversions', 1, 1, query({ utm_source: 'b' })).total, undefined);
   });
 });
 

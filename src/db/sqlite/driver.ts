@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../worker-thread.js';
 import {
   CompiledQuery,
   RawNode,
@@ -27,24 +28,6 @@ export interface WorkerDriverOptions {
   statementTimeoutMs: number | undefined;
   /** Page cache of each connection, in KiB. */
   cacheKiB: number;
-  /**
-   * Reads only, on threads of lower priority (WorkerOptions.niceness): for the questions clients
-   * can make long, so that they never take the processor from the rest of the service. Such a
-   * driver has no writing thread and refuses writes.
-   */
-  questionsOnly?: { niceness: number; filesExist: Promise<void> };
-}
-
-const QUESTIONS_ONLY = "this connection only reads (Database.questions): write through Database.db";
-
-/**
- * Built, the worker is JavaScript beside this file. Under tsx (tests, `npm run cli`) it is
- * TypeScript, and a worker thread does not inherit tsx's loader: it registers it first.
- */
-function startWorker(options: WorkerOptions): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: options });
-  const source = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`, { eval: true, workerData: options });
 }
 
 /** One thread with its own SQLite connection, running one statement at a time. */
@@ -57,7 +40,7 @@ class SqliteThread {
   readonly ready: Promise<void>;
 
   constructor(options: WorkerOptions) {
-    this.worker = startWorker(options);
+    this.worker = startWorker(import.meta.url, 'worker', options);
     let opened!: () => void;
     let failedToOpen!: (error: Error) => void;
     this.ready = new Promise((resolve, reject) => ((opened = resolve), (failedToOpen = reject)));
@@ -132,7 +115,6 @@ class Mutex {
  * SQLite, neither for a slow question nor for another process's write (an import).
  */
 export class SqliteWorkerDriver implements Driver {
-  /** Undefined on a questions-only driver, which refuses writes before they reach it. */
   private writer!: SqliteThread;
   private readonly writeLock = new Mutex();
   private readonly readers = new Set<SqliteThread>();
@@ -150,13 +132,9 @@ export class SqliteWorkerDriver implements Driver {
   }
 
   private async start(): Promise<void> {
-    if (this.options.questionsOnly) {
-      await this.options.questionsOnly.filesExist;
-    } else {
-      // The writer creates the files; readers open them read-only once they exist.
-      this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB, niceness: 0 });
-      await this.writer.execute('select 1', []);
-    }
+    // The writer creates the files; readers open them read-only once they exist.
+    this.writer = new SqliteThread({ dataDir: this.options.dataDir, readonly: false, cacheKiB: this.options.cacheKiB });
+    await this.writer.execute('select 1', []);
     // One reader ready before the first read; the others start when needed.
     if (!this.destroyed) this.idleReaders.push(this.newReader());
   }
@@ -166,8 +144,8 @@ export class SqliteWorkerDriver implements Driver {
   }
 
   private newReader(): SqliteThread {
-    const { dataDir, cacheKiB, questionsOnly } = this.options;
-    const reader = new SqliteThread({ dataDir, readonly: true, cacheKiB, niceness: questionsOnly?.niceness ?? 0 });
+    const { dataDir, cacheKiB } = this.options;
+    const reader = new SqliteThread({ dataDir, readonly: true, cacheKiB });
     this.readers.add(reader);
     return reader;
   }
@@ -177,7 +155,6 @@ export class SqliteWorkerDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
-    if (this.options.questionsOnly) throw new Error(QUESTIONS_ONLY);
     const routed = connection as RoutedConnection;
     const unlock = await this.writeLock.lock();
     try {
@@ -225,7 +202,6 @@ export class SqliteWorkerDriver implements Driver {
   /** A statement outside a transaction: a read on a reading thread, anything else on the writer. */
   async executeAlone(query: CompiledQuery): Promise<QueryResult<any>> {
     if (isRead(query)) return this.read(query);
-    if (this.options.questionsOnly) throw new Error(QUESTIONS_ONLY);
     const unlock = await this.writeLock.lock();
     try {
       return await this.writer.execute(query.sql, query.parameters);

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { openConnection, type ConnectionOptions } from './connection.js';
@@ -23,26 +21,12 @@ export type StatementResponse =
 
 const STATEMENT_CACHE_SIZE = 256;
 
-export interface WorkerOptions extends ConnectionOptions {
-  /** Added to this thread's nice value: a thread for long questions yields the processor to the rest of the service. */
-  niceness: number;
-}
+export type WorkerOptions = ConnectionOptions;
 
 const options = workerData as WorkerOptions;
-if (options.niceness > 0) lowerThisThreadsPriority(options.niceness);
 const connection = openConnection(options);
 // Preparing a list page's statement costs more than running it: keep the recent ones by their SQL.
 const statements = new Map<string, SQLite.Statement>();
-
-/** On Linux a thread has its own nice value, set through its thread id; elsewhere this does nothing. */
-function lowerThisThreadsPriority(niceness: number): void {
-  try {
-    const threadId = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    os.setPriority(threadId, Math.min(19, os.getPriority(threadId) + niceness));
-  } catch {
-    // No /proc/thread-self (not Linux) or not allowed: the thread runs at the process's priority.
-  }
-}
 
 function prepare(sql: string): SQLite.Statement {
   let statement = statements.get(sql);

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import type { Filter } from '../../filters/parse.js';
+import { startWorker } from '../worker-thread.js';
+import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
+
+/** The number of rows matching a question and the ids of the page asked for, in ascending order. */
+export interface PageOfIds {
+  total: number;
+  ids: number[];
+}
+
+export type IndexSettings = Omit<ColumnarOptions, 'file'> & {
+  /** The DuckDB file to keep, or undefined for one of this instance's own, removed when it closes. */
+  file: string | undefined;
+};
+
+// Files this process has open: a second index over the same file (two apps in one process) gets its own.
+const filesInUse = new Set<string>();
+
+/**
+ * The columnar index of an append-only table, on a thread of its own (worker.ts), so that no
+ * count or scan ever runs on the event loop. A thread that stops is started again at the next
+ * question.
+ */
+export class ColumnarIndex {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, { resolve: (answer: PageOfIds) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private readonly file: string;
+  private readonly ownFile: boolean;
+
+  constructor(
+    private readonly settings: IndexSettings,
+    private readonly log: (message: string) => void,
+  ) {
+    this.ownFile = settings.file === undefined || filesInUse.has(settings.file);
+    this.file = this.ownFile ? path.join(os.tmpdir(), `acds-columnar-${randomUUID()}.duckdb`) : settings.file!;
+    filesInUse.add(this.file);
+    this.start(); // now rather than at the first question: it may have a whole table to index
+  }
+
+  /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
+  page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, kind: 'page', accountId, dataVersion, filters, page } satisfies ColumnarRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) {
+      const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage({ id: -1, kind: 'close' } satisfies ColumnarRequest);
+      await closed;
+    }
+    filesInUse.delete(this.file);
+    if (this.ownFile) for (const file of [this.file, `${this.file}.wal`]) fs.rmSync(file, { force: true });
+  }
+
+  private start(): Worker {
+    const worker = startWorker(import.meta.url, 'worker', { ...this.settings, file: this.file } satisfies ColumnarOptions);
+    this.worker = worker;
+    worker.on('message', (message: ColumnarResponse) => {
+      if ('log' in message) this.log(message.log);
+      else if ('closed' in message) void worker.terminate();
+      else if ('id' in message) {
+        const waiting = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if ('error' in message) waiting?.reject(new Error(message.error));
+        else if ('total' in message) waiting?.resolve({ total: message.total, ids: message.ids });
+      }
+    });
+    const stopped = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', (error) => {
+      this.log(`columnar index: its thread failed: ${error.message}`);
+      stopped(error);
+    });
+    worker.on('exit', () => stopped(new Error('the columnar index stopped')));
+    return worker;
+  }
+}

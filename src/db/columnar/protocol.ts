@@ -1,0 +1,35 @@
+import type { FilterColumn } from '../../filters/catalogue.js';
+import type { Filter } from '../../filters/parse.js';
+import type { ConversionSourceAddress } from '../database.js';
+
+/** What the columnar index's thread is started with (worker.ts). */
+export interface ColumnarOptions {
+  /** The DuckDB file; it holds nothing that the source does not, and is rebuilt when lost. */
+  file: string;
+  source: ConversionSourceAddress;
+  /** The table in the source, and the index's own name for it. */
+  table: string;
+  /** Its filterable columns, as the filter catalogue has them (an array column has a table of its own). */
+  columns: FilterColumn[];
+  /** Columns with many distinct values that filters name one value of (a buyer): indexed for lookup. */
+  pointLookups: string[];
+  /** DuckDB's memory_limit, such as '128MB'. */
+  memoryLimit: string;
+  /** DuckDB's threads. */
+  threads: number;
+  /** How often the source is looked at for new rows, besides before every question after a write. */
+  pollMs: number;
+  /** Added to the thread's nice value (and DuckDB's threads', which it starts). */
+  niceness: number;
+}
+
+export type ColumnarRequest =
+  | { id: number; kind: 'page'; accountId: number; dataVersion: number; filters: Filter[]; page: number }
+  | { id: number; kind: 'close' };
+
+export type ColumnarResponse =
+  | { id: number; total: number; ids: number[] }
+  | { id: number; error: string }
+  | { id: number; closed: true }
+  | { ready: true }
+  | { log: string };

@@ -1,0 +1,44 @@
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { POSTGRES_TYPES, type ConversionSourceAddress } from '../database.js';
+
+/**
+ * The system of record, as the columnar index reads it: rows only ever appended, with rising ids
+ * (Database.serializeConversionWrites), read after the last id indexed. Each row comes as an
+ * array: id, account_id, then `columns` in order (array columns as their stored JSON text).
+ */
+export interface RowSource {
+  /** A random value made with the source's tables (migration 0007): another source, another index. */
+  identity(): Promise<string>;
+  largestId(): Promise<number>;
+  rowsAfter(id: number, limit: number): Promise<unknown[][]>;
+  close(): Promise<void>;
+}
+
+export function openRowSource(address: ConversionSourceAddress, table: string, columns: string[]): RowSource {
+  const select = `select id, account_id, ${columns.join(', ')} from ${table} where id > $1 order by id limit $2`;
+  const identity = `select identity from ${table}_identity`;
+  const largest = `select coalesce(max(id), 0) as id from ${table}`;
+  if (address.engine === 'sqlite') {
+    // Synchronous, on the index's own thread: readonly, beside the service's writer (WAL).
+    const connection = new SQLite(address.file, { readonly: true, fileMustExist: true });
+    connection.pragma('busy_timeout = 5000');
+    const rows = connection.prepare(select.replace('$1', '?').replace('$2', '?')).raw(true);
+    return {
+      identity: async () => (connection.prepare(identity).get() as { identity: string }).identity,
+      largestId: async () => (connection.prepare(largest).get() as { id: number }).id,
+      rowsAfter: async (id, limit) => rows.all(id, limit) as unknown[][],
+      close: async () => {
+        connection.close();
+      },
+    };
+  }
+  const pool = new pg.Pool({ connectionString: address.url, max: 1, types: POSTGRES_TYPES });
+  pool.on('error', () => {}); // an idle connection closed by the server is replaced by the next query
+  return {
+    identity: async () => (await pool.query<{ identity: string }>(identity)).rows[0]!.identity,
+    largestId: async () => (await pool.query<{ id: number }>(largest)).rows[0]!.id,
+    rowsAfter: async (id, limit) => (await pool.query<unknown[]>({ text: select, values: [id, limit], rowMode: 'array' })).rows,
+    close: () => pool.end(),
+  };
+}

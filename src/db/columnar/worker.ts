@@ -1,0 +1,262 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { FilterColumn } from '../../filters/catalogue.js';
+import { filterKey } from '../../filters/list-cache.js';
+import type { Filter } from '../../filters/parse.js';
+import { lowerThisThreadsPriority } from '../worker-thread.js';
+import { AppendOnlyAnswers } from './answers.js';
+import { duckDbType, filtersToDuckDb } from './filters.js';
+import { openRowSource, type RowSource } from './source.js';
+import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
+
+/**
+ * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
+ * database of its filterable columns, derived from the system of record (SQLite or PostgreSQL)
+ * and caught up from it by id. It answers counts and the ids of a page; the rows' entries stay
+ * in the system of record. Losing the DuckDB file costs a rebuild, never data.
+ */
+
+const options = workerData as ColumnarOptions;
+const { table, columns } = options;
+const port = parentPort!;
+const scalarColumns = columns.filter((column) => !column.storage);
+const arrayColumns = columns.filter((column) => column.storage);
+// The layout of the derived tables: an index made for another layout is built again.
+const FORMAT = createHash('sha256').update(JSON.stringify([1, table, columns, options.pointLookups])).digest('hex').slice(0, 16);
+// Rows read from the source and appended in one DuckDB transaction.
+const BATCH_ROWS = 20_000;
+// A catch-up of at least this many rows says so in the log, and how far it is every so often.
+const LOG_FROM_ROWS = 50_000;
+const PAGE_SIZE = 100;
+// A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
+const COUNTED_PAGES = 10;
+
+const log = (message: string) => port.postMessage({ log: message } satisfies ColumnarResponse);
+
+lowerThisThreadsPriority(options.niceness);
+const source = openRowSource(options.source, table, [...scalarColumns, ...arrayColumns].map((column) => column.name));
+const { instance, writer, reader } = await openIndex();
+const answers = new AppendOnlyAnswers();
+/** Every row of the source up to this id is in the index. */
+let watermark = await largestIndexedId();
+/** The data version each account had when the index last caught up after it was read. */
+const freshAt = new Map<number, number>();
+let running: Promise<void> | undefined;
+let queued: Promise<void> | undefined;
+let closing = false;
+
+await checkSource();
+const poll = setInterval(() => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`)), options.pollMs);
+void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
+
+port.on('message', (request: ColumnarRequest) => {
+  if (request.kind === 'close') {
+    void close().then(() => port.postMessage({ id: request.id, closed: true } satisfies ColumnarResponse));
+    return;
+  }
+  page(request.accountId, request.dataVersion, request.filters, request.page).then(
+    (answer) => port.postMessage({ id: request.id, ...answer } satisfies ColumnarResponse),
+    (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies ColumnarResponse),
+  );
+});
+port.postMessage({ ready: true } satisfies ColumnarResponse);
+
+async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
+  const settings = { memory_limit: options.memoryLimit, threads: String(options.threads) };
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(options.file, settings);
+  } catch (error) {
+    // A damaged file holds nothing the source does not: it is built again.
+    log(`columnar index: cannot open ${options.file} (${(error as Error).message}); building it again`);
+    for (const file of [options.file, `${options.file}.wal`]) fs.rmSync(file, { force: true });
+    instance = await DuckDBInstance.create(options.file, settings);
+  }
+  const writer = await instance.connect();
+  await writer.run('CREATE TABLE IF NOT EXISTS index_meta (key VARCHAR PRIMARY KEY, value VARCHAR)');
+  const meta = await writer.runAndReadAll("SELECT value FROM index_meta WHERE key = 'format'");
+  const format = meta.getRows()[0]?.[0];
+  if (format !== FORMAT) {
+    if (format !== undefined) log('columnar index: made for another layout; building it again');
+    await createTables(writer);
+  }
+  return { instance, writer, reader: await instance.connect() };
+}
+
+async function createTables(connection: DuckDBConnection): Promise<void> {
+  await connection.run('BEGIN TRANSACTION');
+  await connection.run(`DROP TABLE IF EXISTS ${table}`);
+  await connection.run(`CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`).join(', ')})`);
+  for (const { storage } of arrayColumns) {
+    await connection.run(`DROP TABLE IF EXISTS ${storage!.table}`);
+    await connection.run(`CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`);
+  }
+  // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
+  for (const column of options.pointLookups) await connection.run(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);
+  await connection.run("DELETE FROM index_meta WHERE key IN ('format', 'source')");
+  await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
+  await connection.run('COMMIT');
+}
+
+async function largestIndexedId(): Promise<number> {
+  const result = await reader.runAndReadAll(`SELECT coalesce(max(id), 0) FROM ${table}`);
+  return Number(result.getRows()[0]![0]);
+}
+
+/** An index of another source (a restored or replaced database) is built again from this one. */
+async function checkSource(): Promise<void> {
+  const identity = await source.identity();
+  const recorded = (await writer.runAndReadAll("SELECT value FROM index_meta WHERE key = 'source'")).getRows()[0]?.[0];
+  const largest = await source.largestId();
+  if ((recorded !== undefined && recorded !== identity) || watermark > largest) {
+    log('columnar index: made from another database; building it again');
+    await createTables(writer);
+    watermark = 0;
+    answers.clear();
+  }
+  await writer.run("DELETE FROM index_meta WHERE key = 'source'");
+  await writer.run("INSERT INTO index_meta VALUES ('source', $1)", [identity]);
+  if (largest - watermark >= LOG_FROM_ROWS) log(`columnar index: indexing conversions after id ${watermark}, up to id ${largest}`);
+}
+
+/**
+ * Appends what the source holds beyond the watermark. The promise is of a catch-up that starts
+ * after the call, so that a caller sees every row committed before it called.
+ */
+function catchUp(): Promise<void> {
+  if (closing) return Promise.resolve();
+  if (!running) {
+    running = appendNewRows().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+  queued ??= running.catch(() => {}).then(() => {
+    queued = undefined;
+    return catchUp();
+  });
+  return queued;
+}
+
+async function appendNewRows(): Promise<void> {
+  const began = performance.now();
+  let appended = 0;
+  let loggedAt = 0;
+  for (;;) {
+    const rows = await source.rowsAfter(watermark, BATCH_ROWS);
+    if (rows.length === 0 || closing) break;
+    await appendInOneTransaction(rows);
+    watermark = Number(rows.at(-1)![0]);
+    appended += rows.length;
+    if (appended - loggedAt >= 10 * BATCH_ROWS) {
+      log(`columnar index: ${appended} rows indexed, up to id ${watermark}`);
+      loggedAt = appended;
+    }
+  }
+  if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+}
+
+async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    const main = await writer.createAppender(table);
+    const elements = await Promise.all(arrayColumns.map((column) => writer.createAppender(column.storage!.table)));
+    const appendScalar = scalarColumns.map((column) => appenderOf(column));
+    for (const row of rows) {
+      const id = BigInt(row[0] as number);
+      const accountId = BigInt(row[1] as number);
+      main.appendBigInt(id);
+      main.appendBigInt(accountId);
+      for (let index = 0; index < appendScalar.length; index++) appendScalar[index]!(main, row[index + 2]);
+      main.endRow();
+      for (let index = 0; index < arrayColumns.length; index++) {
+        const text = row[2 + scalarColumns.length + index] as string | null;
+        for (const value of new Set<string>(text ? JSON.parse(text) : [])) {
+          const appender = elements[index]!;
+          appender.appendBigInt(id);
+          appender.appendBigInt(accountId);
+          appender.appendVarchar(value);
+          appender.endRow();
+        }
+      }
+    }
+    main.closeSync();
+    for (const appender of elements) appender.closeSync();
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unknown) => void {
+  const append = {
+    integer: (appender: DuckDBAppender, value: unknown) => appender.appendBigInt(BigInt(value as number)),
+    timestamp: (appender: DuckDBAppender, value: unknown) => appender.appendBigInt(BigInt(value as number)),
+    boolean: (appender: DuckDBAppender, value: unknown) => appender.appendTinyInt(Number(value)),
+    number: (appender: DuckDBAppender, value: unknown) => appender.appendDouble(Number(value)),
+    string: (appender: DuckDBAppender, value: unknown) => appender.appendVarchar(String(value)),
+    stringArray: () => {
+      throw new Error('array columns have tables of their own');
+    },
+  }[column.type];
+  return (appender, value) => (value === null || value === undefined ? appender.appendNull() : append(appender, value));
+}
+
+/**
+ * The number of the account's rows matching `filters` and the ids of page `page`, exact as of
+ * the account's data version `dataVersion` or later. Counts and full pages stay cached across
+ * appends (AppendOnlyAnswers): only rows above the id they were counted up to are counted anew.
+ */
+async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<{ total: number; ids: number[] }> {
+  if (freshAt.get(accountId) !== dataVersion) {
+    await catchUp();
+    freshAt.set(accountId, dataVersion);
+  }
+  const upTo = watermark;
+  const key = `${accountId}:${filterKey(filters)}`;
+  const matching = (params: DuckDBValue[]) => `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
+  const count = async (above: number): Promise<number> => {
+    const params: DuckDBValue[] = [accountId, above, upTo];
+    const result = await reader.runAndReadAll(`SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(params)}`, params);
+    return Number(result.getRows()[0]![0]);
+  };
+
+  let total = await answers.count(key, upTo, count);
+  const cachedIds = answers.page(key, page);
+  if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
+  if (total === undefined && page <= COUNTED_PAGES) {
+    // One scan gives the count and the page: min(id, n) keeps the n smallest matching ids.
+    const params: DuckDBValue[] = [accountId, upTo];
+    const result = await reader.runAndReadAll(`SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(params)}`, params);
+    const [counted, smallest] = result.getRows()[0]!;
+    total = Number(counted);
+    answers.remember(key, total, upTo);
+    const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
+    answers.rememberPage(key, page, ids, PAGE_SIZE);
+    return { total, ids };
+  }
+  total ??= await answers.recount(key, upTo, count);
+  if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
+  // From the end of the page before when it is known, else by offset.
+  const before = answers.page(key, page - 1);
+  const params: DuckDBValue[] = [accountId, upTo];
+  const after = before ? ` AND id > ${before.at(-1)!}` : '';
+  const offset = before ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
+  const result = await reader.runAndReadAll(`SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params);
+  const ids = result.getRows().map((row) => Number(row[0]));
+  answers.rememberPage(key, page, ids, PAGE_SIZE);
+  return { total, ids };
+}
+
+async function close(): Promise<void> {
+  closing = true;
+  clearInterval(poll);
+  await running?.catch(() => {});
+  reader.closeSync();
+  writer.closeSync();
+  instance.closeSync();
+  await source.close();
+}
