@@ -1,4 +1,4 @@
-import { listValue, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, LIST, VARCHAR, listValue, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ColumnType } from '../../filters/catalogue.js';
 import type { Condition, Filter, Scalar } from '../../filters/parse.js';
 
@@ -22,10 +22,10 @@ export function duckDbType(type: ColumnType): string {
  * array tables are searched by. A list of values is matched with list_contains: DuckDB answers
  * it several times faster than IN or OR over a column of strings.
  */
-export function filtersToDuckDb(filters: Filter[], params: DuckDBValue[], accountParam: string): string {
-  const bind = (value: DuckDBValue, type: string) => {
-    params.push(value);
-    return `$${params.length}::${type}`;
+export function filtersToDuckDb(filters: Filter[], params: BoundParams, accountParam: string): string {
+  const bind = (value: number | string | (number | string)[], type: string) => {
+    params.bind(value);
+    return `$${params.values.length}::${type}`;
   };
   const toSql = (ref: string, type: string, condition: Condition): string => {
     switch (condition.kind) {
@@ -34,7 +34,7 @@ export function filtersToDuckDb(filters: Filter[], params: DuckDBValue[], accoun
       case 'range':
         return `${ref} BETWEEN ${bind(stored(condition.from), type)} AND ${bind(stored(condition.to), type)}`;
       case 'in':
-        return `list_contains(${bind(listValue(condition.values.map(stored)), `${type}[]`)}, ${ref})`;
+        return `list_contains(${bind(condition.values.map(stored), `${type}[]`)}, ${ref})`;
       case 'anyOf':
         return `(${condition.conditions.map((inner) => toSql(ref, type, inner)).join(' OR ')})`;
     }
@@ -55,6 +55,32 @@ export function filtersToDuckDb(filters: Filter[], params: DuckDBValue[], accoun
     parts.push(`id IN (${matches.join(' INTERSECT ')})`);
   }
   return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
+}
+
+/**
+ * Parameters of a DuckDB statement, each with its type given: DuckDB would otherwise infer a list's
+ * type from its first element (INTEGER for 0, and then 1000.5 fails). Numbers bind as DOUBLE,
+ * cast to their column's type in the SQL.
+ */
+export class BoundParams {
+  readonly values: DuckDBValue[] = [];
+  readonly types: DuckDBType[] = [];
+
+  constructor(...values: (number | string)[]) {
+    for (const value of values) this.bind(value);
+  }
+
+  /** Adds a parameter; its number is the length of `values`. */
+  bind(value: number | string | (number | string)[]): void {
+    const typeOf = (item: number | string) => (typeof item === 'number' ? DOUBLE : VARCHAR);
+    if (Array.isArray(value)) {
+      this.values.push(listValue(value));
+      this.types.push(LIST(value.length > 0 ? typeOf(value[0]!) : VARCHAR));
+    } else {
+      this.values.push(value);
+      this.types.push(typeOf(value));
+    }
+  }
 }
 
 /** Booleans are stored as 0/1. */

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisThreadsPriority } from '../worker-thread.js';
 import { AppendOnlyAnswers } from './answers.js';
-import { duckDbType, filtersToDuckDb } from './filters.js';
+import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
 import { openRowSource, type RowSource } from './source.js';
 import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
 
@@ -217,10 +217,11 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   }
   const upTo = watermark;
   const key = `${accountId}:${filterKey(filters)}`;
-  const matching = (params: DuckDBValue[]) => `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
+  const matching = (params: BoundParams) => `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
+  const run = (sql: string, params: BoundParams) => reader.runAndReadAll(sql, params.values, params.types);
   const count = async (above: number): Promise<number> => {
-    const params: DuckDBValue[] = [accountId, above, upTo];
-    const result = await reader.runAndReadAll(`SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(params)}`, params);
+    const params = new BoundParams(accountId, above, upTo);
+    const result = await run(`SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(params)}`, params);
     return Number(result.getRows()[0]![0]);
   };
 
@@ -229,8 +230,8 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page: min(id, n) keeps the n smallest matching ids.
-    const params: DuckDBValue[] = [accountId, upTo];
-    const result = await reader.runAndReadAll(`SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(params)}`, params);
+    const params = new BoundParams(accountId, upTo);
+    const result = await run(`SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(params)}`, params);
     const [counted, smallest] = result.getRows()[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
@@ -242,10 +243,10 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1);
-  const params: DuckDBValue[] = [accountId, upTo];
+  const params = new BoundParams(accountId, upTo);
   const after = before ? ` AND id > ${before.at(-1)!}` : '';
   const offset = before ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
-  const result = await reader.runAndReadAll(`SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params);
+  const result = await run(`SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params);
   const ids = result.getRows().map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE);
   return { total, ids };
