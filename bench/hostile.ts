@@ -7,7 +7,7 @@
  *                            [--database postgres://user@host:5432/postgres]
  *
  * With --questions new the client asks what a reporting client asks instead, each question new
- * (NEW_QUESTION_FAMILIES), and the latencies are printed per family.
+ * (NEW_QUESTION_FAMILIES in scenarios.ts), and the latencies are printed per family.
  *
  * It seeds a fresh database with --conversions, starts the real service (compiled, as `npm start`
  * runs it), then at once: one client sends heavy filters back to back (every column, every
@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
+import { NEW_QUESTION_FAMILIES } from './scenarios.js';
 import { freshPostgres, listeningAddress, memoryMiB } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -100,7 +101,7 @@ function heavyQuestion(): string {
     `amount.lte=${(Number(low) + 200).toFixed(2)}`,
     `created_at.between=${day(from)},${day(from + 300)}`,
     `country.in=${pick(['US,GB,DE', 'US,CA', 'FR,NL,ES,DE'])}`,
-    `cart_integration.in=${pick(['clickbank,digistore24', 'buygoods,konnektive,sticky', 'svencart,clickbank'])}`,
+    `cart_integration.in=${pick(['clickbank,digistore', 'buygoods,konnektive,stickyio', 'svencart,clickbank'])}`,
     `first_name.gte=${pick(letters.split(''))}`,
     `last_name.lte=${pick(letters.split('')).toLowerCase()}`,
     `receipt.gt=R-${Math.floor(Math.random() * 10)}`,
@@ -110,24 +111,6 @@ function heavyQuestion(): string {
   ];
   return `/api/v1/conversions?${parameters.join('&')}`;
 }
-
-/**
- * The questions a reporting client asks, each new (a new date window, a new price point), so no
- * cache has its answer: a window and one source; two carts and a minimum amount, pages 1-5; one
- * country in a window.
- */
-const NEW_QUESTION_FAMILIES: Record<string, () => string> = {
-  'window + utm_source': () => {
-    const from = Math.floor(Math.random() * 600);
-    return `created_at.between=${day(from)},${day(from + 7 + Math.floor(Math.random() * 84))}&utm_source=${pick(['facebook', 'google', 'tiktok', 'youtube'])}`;
-  },
-  'two carts + amount.gte': () =>
-    `cart_integration.in=${pick(['clickbank,digistore24', 'buygoods,konnektive', 'sticky,svencart', 'clickbank,buygoods'])}&amount.gte=${(Math.random() * 150).toFixed(2)}&page=${1 + Math.floor(Math.random() * 5)}`,
-  'country + window': () => {
-    const from = Math.floor(Math.random() * 500);
-    return `country=${pick(['US', 'GB', 'DE', 'CA', 'FR'])}&created_at.between=${day(from)},${day(from + 30 + Math.floor(Math.random() * 150))}`;
-  },
-};
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -196,7 +179,7 @@ async function main(): Promise<number> {
     const nextQuestion = (n: number): { family: string; url: string } => {
       if (args.questions !== 'new') return { family: 'heaviest', url: heavyQuestion() };
       const [family, make] = families[n % families.length]!;
-      return { family, url: `/api/v1/conversions?${make()}` };
+      return { family, url: `/api/v1/conversions?${make(Math.random).query}` };
     };
     const heavyClient = (async () => {
       while (!args['no-heavy'] && performance.now() < deadline && importing) {

@@ -15,6 +15,7 @@ export interface ConversionFacts {
   utm_source: string;
   user_id: string;
   zip_code: string;
+  country: string;
 }
 
 export type Check =
@@ -44,8 +45,12 @@ const FAMILY_SIZE = 50;
 const PAGE_SIZE = 100;
 // Common sources of the generator's skewed utm_source (facebook 45%, google 25%, tiktok 10%, youtube 8%).
 const COMMON_UTM_SOURCES = ['facebook', 'google', 'tiktok', 'youtube'];
+// Common countries of the generator's markets (US 40%, GB 10%, DE 10%, CA 8%, FR 6%).
+const COMMON_COUNTRIES = ['US', 'GB', 'DE', 'CA', 'FR'];
 // Prices of the generator's products (and 100, a round threshold a person would type).
 const PRICE_POINTS = [19.99, 27, 37, 39.5, 49, 59.95, 69, 100, 117, 177, 198];
+// The generator's created_at runs from 2025-01-01 to 2026-11-22: that many days.
+const DAYS = 690;
 // The generator's created_at runs from 2025-01-01 to 2026-11-22: its months.
 const MONTHS = Array.from({ length: 23 }, (_, index) => ({ year: 2025 + Math.floor(index / 12), month: (index % 12) + 1 }));
 
@@ -141,4 +146,85 @@ export function assetScenario(folders: { folder: string; images: number }[]): Sc
     })),
   );
   return { id: 'S6', title: 'assets by folder with image=t', members };
+}
+
+/**
+ * A question a reporting client asks: `query` (after `?`), the page it asks for, what it should
+ * match, and `key`, the question without its page and however it is spelled (a count the service
+ * has made for one page of a question serves all its pages), for telling new questions apart.
+ */
+export interface NewQuestion {
+  query: string;
+  page: number;
+  key: string;
+  matches: (row: ConversionFacts) => boolean;
+}
+
+const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+
+/** A window of whole days, `from` to `to` both included (created_at.between on dates), of `min` to `max` days. */
+function dayWindow(random: () => number, min: number, max: number): { from: string; to: string; matches: (row: ConversionFacts) => boolean } {
+  const days = min + Math.floor(random() * (max - min + 1));
+  const first = Math.floor(random() * (DAYS - days + 1));
+  const [from, to] = [day(first), day(first + days - 1)];
+  // Stored timestamps are formatted YYYY-MM-DDTHH:MM:SSZ, so they compare as strings.
+  const [start, end] = [`${from}T00:00:00Z`, `${to}T23:59:59Z`];
+  return { from, to, matches: (row) => row.created_at >= start && row.created_at <= end };
+}
+
+/**
+ * The questions a reporting client asks, each drawn anew (a new date window, a new price), so that
+ * no cache can have its answer: a 7-90 day window and one source; two carts and a minimum amount
+ * (never one of the warm S4's price points), pages 1-5; one country in a 30-180 day window.
+ * bench/run.ts asks each once and checks it; bench/hostile.ts asks them beside an import.
+ */
+export const NEW_QUESTION_FAMILIES: Record<string, (random: () => number) => NewQuestion> = {
+  'window + utm_source': (random) => {
+    const window = dayWindow(random, 7, 90);
+    const source = COMMON_UTM_SOURCES[Math.floor(random() * COMMON_UTM_SOURCES.length)]!;
+    const query = `created_at.between=${window.from},${window.to}&utm_source=${source}`;
+    return { query, page: 1, key: query, matches: (row) => window.matches(row) && row.utm_source === source };
+  },
+  'two carts + amount.gte': (random) => {
+    const first = CART_INTEGRATIONS[Math.floor(random() * CART_INTEGRATIONS.length)]!;
+    const others = CART_INTEGRATIONS.filter((cart) => cart !== first);
+    const second = others[Math.floor(random() * others.length)]!;
+    let price: number;
+    do price = Math.round(random() * 15_000) / 100;
+    while (PRICE_POINTS.includes(price));
+    const page = 1 + Math.floor(random() * 5);
+    return {
+      query: `cart_integration.in=${first},${second}&amount.gte=${price.toFixed(2)}${pageParam(page)}`,
+      page,
+      key: `cart_integration.in=${[first, second].sort().join(',')}&amount.gte=${price}`,
+      matches: (row) => (row.cart_integration === first || row.cart_integration === second) && row.amount >= price,
+    };
+  },
+  'country + window': (random) => {
+    const window = dayWindow(random, 30, 180);
+    const country = COMMON_COUNTRIES[Math.floor(random() * COMMON_COUNTRIES.length)]!;
+    const query = `country=${country}&created_at.between=${window.from},${window.to}`;
+    return { query, page: 1, key: query, matches: (row) => window.matches(row) && row.country === country };
+  },
+};
+
+/**
+ * `count` new questions of each family, interleaved (one of each in turn), none with the key of
+ * another nor of any in `asked` (which gets theirs added).
+ */
+export function newQuestions(random: () => number, count: number, asked: Set<string>): (NewQuestion & { family: string })[] {
+  const questions: (NewQuestion & { family: string })[] = [];
+  for (let round = 0; round < count; round++) {
+    for (const [family, make] of Object.entries(NEW_QUESTION_FAMILIES)) {
+      for (let tries = 0; ; tries++) {
+        if (tries === 1000) throw new Error(`${family}: no new question in 1,000 tries`);
+        const question = make(random);
+        if (asked.has(question.key)) continue;
+        asked.add(question.key);
+        questions.push({ ...question, family });
+        break;
+      }
+    }
+  }
+  return questions;
 }

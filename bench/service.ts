@@ -1,10 +1,12 @@
 /**
  * What every benchmark does around the service it measures: a PostgreSQL database of its own,
- * the service started and stopped as a real process, and its memory read from /proc.
+ * the service started (pinned to a core) and stopped as a real process, its memory read from
+ * /proc, and percentiles of latencies.
  */
 import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import pg from 'pg';
 
 export async function adminQuery(serverUrl: string, text: string): Promise<void> {
@@ -57,4 +59,52 @@ export function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undef
   } catch {
     return undefined; // no /proc (not Linux), or the process is gone
   }
+}
+
+/** A failure the benchmark explains itself: printed without a stack. */
+export class BenchFailure extends Error {}
+
+// A service on core 0 and its load on core 1, where taskset exists and there are two cores;
+// otherwise they share the machine (and the benchmarks say so).
+export const canPin = os.availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+/** Every process the benchmark has started and that still runs (for Ctrl-C). */
+export const children = new Set<ChildProcess>();
+
+/**
+ * Starts a Node script pinned to `core`: compiled JavaScript as `npm start` runs it, TypeScript
+ * (the benchmark's own scripts) through tsx. Its standard output is piped, its errors inherited.
+ */
+export function startPinned(core: number, script: string, scriptArgs: string[], { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
+  const nodeArgs = script.endsWith('.ts') ? ['--import', 'tsx', script, ...scriptArgs] : [script, ...scriptArgs];
+  const [command, commandArgs] = canPin ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Runs a script (startPinned) to its end; resolves with its standard output, rejects when it fails. */
+export async function runPinned(core: number, script: string, scriptArgs: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+  const child = startPinned(core, script, scriptArgs, options);
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new BenchFailure(`${script} ${scriptArgs.join(' ')} exited with ${code}:\n${output}`);
+  return output;
+}
+
+export interface Latencies {
+  n: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** Nearest-rank percentiles of a list of latencies in ms (NaN for none). */
+export function latencies(ms: number[]): Latencies {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  return { n: sorted.length, p50Ms: at(50), p90Ms: at(90), p99Ms: at(99), maxMs: sorted.at(-1) ?? NaN };
 }

@@ -25,7 +25,7 @@ import {
  */
 
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
-const TABLES = ['accounts', 'api_keys', 'conversions', 'conversion_tracking_codes', 'assets', 'blob_journal'] as const;
+const TABLES = ['accounts', 'api_keys', 'conversions', 'assets', 'blob_journal'] as const;
 
 
 /** The environment of a command: only what the test sets, none of the acds variables of the test's own environment. */
@@ -142,7 +142,6 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
     assert.match(run.stdout, /^accounts\s+1$/m);
     assert.match(run.stdout, /^api_keys\s+2$/m);
     assert.match(run.stdout, /^conversions\s+300$/m);
-    assert.match(run.stdout, /^conversion_tracking_codes\s+\d+$/m);
     assert.match(run.stdout, /^assets\s+8$/m);
     assert.match(run.stdout, /^asset bytes\s+[1-8] files, [1-9]\d* bytes copied$/m);
     assert.match(run.stderr, /conversions: 300 of 300 rows copied/);
@@ -161,7 +160,7 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
       for (let i = 0; i < original.entries.length; i++) assert.deepEqual(copy.entries[i], original.entries[i], `page ${page}, entry ${i}`);
       assert.deepEqual(copy, original);
     }
-    // A filter on a tracking code (conversion_tracking_codes) answers the same too.
+    // A filter on a tracking code answers the same too.
     const withCode = first.entries.find((e: { tracking_codes: string[] }) => e.tracking_codes.length > 0);
     if (withCode) {
       const url = `/api/v1/conversions?tracking_codes=${encodeURIComponent(withCode.tracking_codes[0])}`;
@@ -304,7 +303,7 @@ describe('migrate-data that fails part-way', { skip: ready ? false : 'needs TEST
     assert.match(failed.stderr, /asset \d+ \(bytes under [^)]+\): the bytes are missing from the source store/);
     assert.match(failed.stderr, /conversions: 150 of 150 rows copied/, 'it failed after the conversions were in');
     assert.equal(failed.stdout, '');
-    assert.deepEqual(await counts(), { accounts: 0, api_keys: 0, conversions: 0, conversion_tracking_codes: 0, assets: 0, blob_journal: 0 });
+    assert.deepEqual(await counts(), { accounts: 0, api_keys: 0, conversions: 0, assets: 0, blob_journal: 0 });
 
     fs.renameSync(hidden, last);
     const rerun = succeeded(await cli(args(), sourceEnv));

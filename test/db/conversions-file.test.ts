@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
 import { sqliteFiles } from '../../src/db/sqlite/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { validateConversion } from '../../src/conversions/validate.js';
@@ -10,6 +11,8 @@ import { AccountService } from '../../src/accounts/service.js';
 describeEachEngine('migration 0006: conversions in a file of their own', (engine) => {
   test('conversions stored before it keep their ids, entries and tracking codes, and new ones never reuse an id', async () => {
     const database = await freshDatabase(engine, { upTo: '0005-dated-indexes' });
+    // The tracking codes' table of those versions, which migration 0007 drops.
+    const db = database.db as Kysely<any>;
     try {
       const { id: accountId } = await database.db.insertInto('accounts').values({ name: 'old', handle: 'old-handle', created_at: 0 } as never).returning('id').executeTakeFirstOrThrow();
       const ids: number[] = [];
@@ -17,18 +20,18 @@ describeEachEngine('migration 0006: conversions in a file of their own', (engine
         const checked = validateConversion(conversionRecord({ receipt, tracking_codes: [`code-${receipt}`] }));
         assert.ok('row' in checked);
         const { id } = await database.db.insertInto('conversions').values({ ...checked.row, account_id: accountId }).returning('id').executeTakeFirstOrThrow();
-        await database.db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code: `code-${receipt}` }).execute();
+        await db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code: `code-${receipt}` }).execute();
         ids.push(id);
       }
       // The newest row gone: its id must still never come back.
-      await database.db.deleteFrom('conversion_tracking_codes').where('conversion_id', '=', ids[2]!).execute();
+      await db.deleteFrom('conversion_tracking_codes').where('conversion_id', '=', ids[2]!).execute();
       await database.db.deleteFrom('conversions').where('id', '=', ids[2]!).execute();
 
-      await migrateToLatest(database);
+      await migrateToLatest(database, '0006-conversions-file');
 
       const kept = await database.db.selectFrom('conversions').select(['id', 'receipt']).orderBy('id').execute();
       assert.deepEqual(kept, [{ id: ids[0], receipt: 'OLD-1' }, { id: ids[1], receipt: 'OLD-2' }]);
-      const codes = await database.db.selectFrom('conversion_tracking_codes').select(['conversion_id', 'code']).orderBy('conversion_id').execute();
+      const codes = await db.selectFrom('conversion_tracking_codes').select(['conversion_id', 'code']).orderBy('conversion_id').execute();
       assert.deepEqual(codes, [{ conversion_id: ids[0], code: 'code-OLD-1' }, { conversion_id: ids[1], code: 'code-OLD-2' }]);
       if (engine === 'sqlite') {
         const main = new SQLite(sqliteFiles(database.dataDir).main, { readonly: true });
