@@ -1,31 +1,42 @@
 /**
- * `npm run bench`: a benchmark, not a test. It generates realistic conversions and assets into a
- * fresh database, starts the real service pinned to one core, drives it with autocannon from a
- * separate process on another core, compares every scenario with a bare node:http server sending
- * the same bytes, checks a sample of answers against the data, and prints one table next to the
- * targets of issue 5 (and writes it as JSON to bench/results/ for comparing commits). Beside the
- * import's rate it prints the database's own for the same rows with every index (engine-floor.ts).
+ * `npm run bench`: a benchmark, not a test. It generates realistic conversions and assets,
+ * starts the real service pinned to one core on a fresh (empty) database, imports the
+ * conversions with the command line while the service runs (and times how soon the service
+ * answers for every row after the import), drives the service with autocannon from a separate
+ * process on another core, compares every scenario with a bare node:http server sending the same
+ * bytes, checks a sample of answers against the data, then asks new questions once each (cold,
+ * bench/cold.ts) beside a probe. It prints tables next to the targets of issue 5 (and writes them
+ * as JSON to bench/results/ for comparing commits). Beside the import's rate it prints the
+ * database's own for the same rows with every index (engine-floor.ts).
  *
  *   npm run bench -- [--conversions 1000000] [--assets 2000] [--duration 10] [--warmup 3]
- *                    [--connections 10] [--database postgres://user@host:5432/postgres]
+ *                    [--connections 10] [--cold-questions 60] [--baseline <git ref>]
+ *                    [--database postgres://user@host:5432/postgres]
  *
- * Every timed run follows an untimed warm-up of the same family, so that the table shows the
- * steady state rather than the JIT compiler and cold page caches.
+ * Every timed warm run follows an untimed warm-up of the same family, so that the table shows the
+ * steady state rather than the JIT compiler and cold page caches. The cold questions are the
+ * opposite: each is new, asked once, and checked against the data.
  *
- * With --database, a fresh database is created on that server and dropped afterwards.
+ * With --baseline, that commit is built in a temporary git worktree (sharing this checkout's
+ * node_modules) and the same warm scenarios, the same URLs for the same time, run against it on
+ * storage of its own, with its own import of the same file: its req/s and p99 stand beside this
+ * code's in the table.
+ *
+ * With --database, a fresh database is created on that server for each code and dropped afterwards.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
-import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
-import type { LoadOptions, LoadResult } from './load.js';
+import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
+import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
 import { engineFloorSeconds } from './engine-floor.js';
-import { freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
+import type { LoadOptions, LoadResult } from './load.js';
+import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
+import { BenchFailure, canPin, children, freshPostgres, listeningAddress, memoryMiB, runPinned, startPinned, stop } from './service.js';
 import { uploadFile } from './upload.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -33,10 +44,13 @@ const API_KEY = `acds_bench_${'b'.repeat(32)}`;
 const SEED = 20260522; // a fixed seed: the same N gives the same data (but for the receipts' run tag)
 const CHECKS_PER_SCENARIO = 5;
 const MiB = 1024 * 1024;
+// How often the service is asked, after the import, whether it answers for every row.
+const CATCH_UP_POLL_MS = 50;
+const CATCH_UP_GIVE_UP_MS = 10 * 60 * 1000;
 
 const TARGETS = {
-  sqlite: { requestsPerSecond: 2000, p99Ms: 20, importRowsPerSecond: 50_000 },
-  postgres: { requestsPerSecond: 1000, p99Ms: 40, importRowsPerSecond: 25_000 },
+  sqlite: { requestsPerSecond: 2000, p99Ms: 20, importRowsPerSecond: 50_000, cold: { p50Ms: 15, p90Ms: 40, maxMs: 100 }, probeP99Ms: 20 },
+  postgres: { requestsPerSecond: 1000, p99Ms: 40, importRowsPerSecond: 25_000, cold: { p50Ms: 50, p90Ms: 120, maxMs: 250 }, probeP99Ms: 30 },
   rssMiB: 256,
   uploadGrowthMiB: 64,
 };
@@ -49,6 +63,8 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '10' },
+    'cold-questions': { type: 'string', default: '60' },
+    baseline: { type: 'string' },
     database: { type: 'string' },
   },
 });
@@ -62,53 +78,37 @@ const options = {
   durationSeconds: wholeNumber('duration', args.duration, 1),
   warmupSeconds: wholeNumber('warmup', args.warmup, 0),
   connections: wholeNumber('connections', args.connections, 1),
+  coldQuestions: wholeNumber('cold-questions', args['cold-questions'], 1),
+  baseline: args.baseline,
   serverUrl: args.database,
 };
 const engine = options.serverUrl ? 'postgres' : 'sqlite';
 const targets = TARGETS[engine];
 
 const log = (line: string) => console.error(`[bench] ${line}`);
-class BenchFailure extends Error {}
 
-// The server (and the bare yardstick) on core 0, the load generator on core 1, where taskset
-// exists and there are two cores; otherwise they share the machine and the table says so.
-const canPin = os.availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pinned = (core: number, command: string, commandArgs: string[]): [string, string[]] =>
-  canPin ? ['taskset', ['-c', String(core), command, ...commandArgs]] : [command, commandArgs];
 // The service runs compiled, as `npm start` runs it; the benchmark's own scripts through tsx.
-const node = (core: number, script: string, scriptArgs: string[]) =>
-  pinned(core, process.execPath, script.endsWith('.ts') ? ['--import', 'tsx', script, ...scriptArgs] : [script, ...scriptArgs]);
+// The server (and the bare yardstick) on core 0, the load generator and the command line's
+// import on core 1 (service.ts: canPin), so that the service catching up does not share a core
+// with the import it catches up with.
 const CLI = 'dist/cli.js';
 
-const children = new Set<ChildProcess>();
-function start(core: number, script: string, scriptArgs: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const [command, commandArgs] = node(core, script, scriptArgs);
-  const child = spawn(command, commandArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-/** Runs a script to its end; resolves with its standard output, rejects when it fails. */
-async function run(core: number, script: string, scriptArgs: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  const child = start(core, script, scriptArgs, env);
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new BenchFailure(`${script} ${scriptArgs.join(' ')} exited with ${code}:\n${output}`);
-  return output;
-}
-
-/** Starts a server script and resolves with the URL it prints once it listens. */
-async function startServer(script: string, scriptArgs: string[], env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = start(0, script, scriptArgs, env);
+/** Starts a server script on core 0 and resolves with the URL it prints once it listens. */
+async function startServer(cwd: string, script: string, scriptArgs: string[], env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = startPinned(0, script, scriptArgs, { cwd, env });
   return { child, baseUrl: await listeningAddress(child, script).catch((error: Error) => Promise.reject(new BenchFailure(error.message))) };
 }
 
-/** Compiles the service into dist/ (npm run build), as `npm start` does. */
-function build(): void {
-  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  if (built.status !== 0) throw new BenchFailure(`npm run build failed:\n${built.stdout}${built.stderr}`);
+/** Compiles the service of `cwd` into its dist/ (npm run build), as `npm start` does. */
+function build(cwd: string): void {
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd, encoding: 'utf8' });
+  if (built.status !== 0) throw new BenchFailure(`npm run build in ${cwd} failed:\n${built.stdout}${built.stderr}`);
+}
+
+function git(gitArgs: string[]): string {
+  const result = spawnSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new BenchFailure(`git ${gitArgs.join(' ')} failed:\n${result.stderr}`);
+  return result.stdout.trim();
 }
 
 /** Samples a process's RSS every 100 ms until stopped; returns the largest sample in MiB. */
@@ -147,6 +147,119 @@ function generate(file: string, count: number): DataSummary {
   return { conversions: count, buyers };
 }
 
+interface Storage {
+  dataDir: string;
+  databaseUrl: string | undefined;
+}
+
+/** One build of the service (this checkout's, or the baseline's worktree) running on storage of its own. */
+interface Stack {
+  name: string;
+  storage: Storage;
+  service: { child: ChildProcess; baseUrl: string };
+  import: { seconds: number; rowsPerSecond: number };
+  /** From the import's end until a new question first counted every row imported. */
+  caughtUp: { ms: number; polls: number };
+}
+
+/**
+ * Asks, every CATCH_UP_POLL_MS from `since` (the import's end), a question never asked before
+ * (amount.lt a new bound above every amount) until its total is every row imported.
+ */
+async function untilEveryRowAnswered(baseUrl: string, since: number): Promise<{ ms: number; polls: number }> {
+  for (let polls = 1; ; polls++) {
+    const began = performance.now();
+    const url = `${baseUrl}/api/v1/conversions?amount.lt=${100_000 + polls}`;
+    const response = await fetch(url, { headers: { 'x-api-key': API_KEY } });
+    const body = await response.text();
+    if (response.status !== 200) throw new BenchFailure(`${url} answered ${response.status} after the import: ${body}`);
+    const { totalEntries } = JSON.parse(body) as ListAnswer;
+    const ms = performance.now() - since;
+    if (totalEntries === options.conversions) return { ms, polls };
+    if (totalEntries > options.conversions || ms > CATCH_UP_GIVE_UP_MS) {
+      throw new BenchFailure(`${url} answered totalEntries ${totalEntries} ${(ms / 1000).toFixed(1)} s after importing ${options.conversions} rows`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, CATCH_UP_POLL_MS - (performance.now() - began))));
+  }
+}
+
+/**
+ * Starts the service of `codeDir` (built) on fresh, migrated, empty storage, imports the
+ * conversions with its command line while it runs (timed), waits until it answers for every row,
+ * then seeds the assets. `cleanups` gets what undoes it (stopping the service, dropping the database).
+ */
+async function startStack(name: string, codeDir: string, ndjson: string, workDir: string, cleanups: (() => Promise<void>)[]): Promise<Stack> {
+  const dataDir = path.join(workDir, `${name}-data`);
+  let databaseUrl: string | undefined;
+  if (options.serverUrl) {
+    const fresh = await freshPostgres(options.serverUrl, 'acds_bench');
+    databaseUrl = fresh.url;
+    cleanups.push(() => fresh.drop().catch((error: Error) => log(`could not drop the database ${fresh.url}: ${error.message}`)));
+  }
+  // Exactly this storage, whatever the calling shell has set.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl ?? '',
+    REDIS_URL: '',
+    ...Object.fromEntries(['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((variable) => [variable, ''])),
+    LOG_LEVEL: 'warn',
+  };
+  const cli = (core: number, cliArgs: string[]) => runPinned(core, CLI, cliArgs, { cwd: codeDir, env });
+  log(`${name}: ${codeDir}, data in ${dataDir}${databaseUrl ? ` and ${databaseUrl}` : ''}`);
+
+  await cli(0, ['migrate']);
+  const service = await startServer(codeDir, CLI, ['serve'], {
+    ...env,
+    PORT: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
+    PUBLIC_RATE_LIMIT_PER_MINUTE: '0', // the probe asks for a public asset 20 times a second
+    BOOTSTRAP_API_KEY: API_KEY,
+    MAX_UPLOAD_BYTES: String(UPLOAD_BYTES),
+  });
+  cleanups.push(() => stop(service.child));
+  log(`${name}: service ${service.baseUrl} (pid ${service.child.pid})${canPin ? ', pinned to core 0' : ''}, on an empty database`);
+
+  const began = performance.now();
+  const imported = await cli(1, ['conversions', 'import', ndjson]);
+  const importEnded = performance.now();
+  const seconds = (importEnded - began) / 1000;
+  if (!imported.includes(`imported ${options.conversions} conversions`)) throw new BenchFailure(`${name}: the import did not import every row: ${imported}`);
+  const rowsPerSecond = options.conversions / seconds;
+  log(`${name}: imported ${options.conversions} rows in ${seconds.toFixed(1)} s: ${rowsPerSecond.toFixed(0)} rows/s`);
+  const caughtUp = await untilEveryRowAnswered(service.baseUrl, importEnded);
+  log(`${name}: every row answered ${caughtUp.ms.toFixed(0)} ms after the import (question ${caughtUp.polls})`);
+
+  if (options.assets > 0) {
+    await cli(1, ['seed', '--conversions', '0', '--assets', String(options.assets)]);
+    log(`${name}: seeded ${options.assets} assets`);
+  }
+  return { name, storage: { dataDir, databaseUrl }, service, import: { seconds, rowsPerSecond }, caughtUp };
+}
+
+/** Builds `ref` in a git worktree of its own in `workDir`, this checkout's node_modules linked in. */
+function prepareBaseline(ref: string, workDir: string, cleanups: (() => Promise<void>)[]): { dir: string; commit: string } {
+  const commit = git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  const dir = path.join(workDir, 'baseline');
+  git(['worktree', 'add', '--detach', dir, commit]);
+  const modules = path.join(dir, 'node_modules');
+  const remove = () => {
+    // The link first, so that nothing removing the worktree can reach this checkout's node_modules.
+    fs.rmSync(modules, { force: true });
+    spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: ROOT });
+  };
+  removeWorktree = remove;
+  cleanups.push(async () => {
+    remove();
+    removeWorktree = undefined;
+  });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), modules, 'dir');
+  log(`baseline ${ref} (${commit.slice(0, 7)}): building in ${dir}...`);
+  build(dir);
+  return { dir, commit };
+}
+let removeWorktree: (() => void) | undefined;
+
 interface Fetched {
   scenario: Scenario;
   bodies: Map<string, string>;
@@ -164,23 +277,15 @@ async function fetchFamily(baseUrl: string, scenario: Scenario): Promise<Fetched
   return { scenario, bodies };
 }
 
-interface ListAnswer {
-  entries: { id: number; receipt?: string }[];
-  totalEntries: number;
-  page: number;
-  totalPages: number;
-}
-
 /**
- * Checks a sample of the fetched answers: conversions against the NDJSON file itself (streamed
- * once; rows were imported in file order, so the file order is the id order), assets against a
- * direct query on the database. Returns the number of answers checked; throws on any mismatch.
+ * Checks a sample of the fetched answers: conversions against the NDJSON file itself,
+ * assets against a direct query on the database. Returns the number of answers checked and the
+ * problems found.
  */
-async function checkAnswers(fetched: Fetched[], ndjson: string, database: { dataDir: string; databaseUrl: string | undefined }): Promise<number> {
+async function checkAnswers(fetched: Fetched[], ndjson: string, storage: Storage): Promise<{ checked: number; problems: string[] }> {
   const random = seededRandom(SEED + 2);
-  const problems: string[] = [];
-  const probes: { scenario: string; url: string; page: number; answer: ListAnswer; matches: (row: ConversionFacts) => boolean; total: number; receipts: string[] }[] = [];
-  const assetProbes: { scenario: string; url: string; page: number; answer: ListAnswer; folder: string }[] = [];
+  const probes: { label: string; page: number; answer: ListAnswer; matches: (row: ConversionFacts) => boolean }[] = [];
+  const assetProbes: { label: string; page: number; answer: ListAnswer; folder: string }[] = [];
   for (const { scenario, bodies } of fetched) {
     // The first URL of the family and a few at random.
     const sample = new Set([scenario.members[0]!]);
@@ -189,46 +294,26 @@ async function checkAnswers(fetched: Fetched[], ndjson: string, database: { data
     }
     for (const { path: url, page, check } of sample) {
       const answer = JSON.parse(bodies.get(url)!) as ListAnswer;
-      if (check.kind === 'conversions') probes.push({ scenario: scenario.id, url, page, answer, matches: check.matches, total: 0, receipts: [] });
-      else assetProbes.push({ scenario: scenario.id, url, page, answer, folder: check.folder });
+      const label = `${scenario.id} ${url}`;
+      if (check.kind === 'conversions') probes.push({ label, page, answer, matches: check.matches });
+      else assetProbes.push({ label, page, answer, folder: check.folder });
     }
   }
 
-  const compare = (scenario: string, url: string, page: number, answer: ListAnswer, total: number, expected: (string | number)[], actual: (string | number | undefined)[]) => {
-    const ids = answer.entries.map((entry) => entry.id);
-    if (answer.totalEntries !== total) problems.push(`${scenario} ${url}: totalEntries ${answer.totalEntries}, the data has ${total}`);
-    if (answer.page !== page || answer.totalPages !== Math.ceil(total / 100)) problems.push(`${scenario} ${url}: page ${answer.page} of ${answer.totalPages}, expected ${page} of ${Math.ceil(total / 100)}`);
-    if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${scenario} ${url}: entries ${JSON.stringify(actual.slice(0, 3))}..., expected ${JSON.stringify(expected.slice(0, 3))}... (${actual.length} vs ${expected.length})`);
-    if (ids.some((id, index) => index > 0 && id <= ids[index - 1]!)) problems.push(`${scenario} ${url}: ids not ascending`);
-  };
-
-  for await (const line of readline.createInterface({ input: fs.createReadStream(ndjson), crlfDelay: Infinity })) {
-    const row = JSON.parse(line) as ConversionFacts;
-    for (const probe of probes) {
-      if (!probe.matches(row)) continue;
-      if (probe.total >= (probe.page - 1) * 100 && probe.total < probe.page * 100) probe.receipts.push(row.receipt);
-      probe.total += 1;
-    }
-  }
-  for (const probe of probes) {
-    compare(probe.scenario, probe.url, probe.page, probe.answer, probe.total, probe.receipts, probe.answer.entries.map((entry) => entry.receipt));
-  }
-
-  const { db, close } = openDatabase({ ...database, poolSize: 1 });
+  const problems = await checkConversionAnswers(probes, ndjson);
+  const { db, close } = openDatabase({ ...storage, poolSize: 1 });
   try {
     const { id: accountId } = await db.selectFrom('accounts').select('id').where('name', '=', 'default').executeTakeFirstOrThrow();
     for (const probe of assetProbes) {
       const matching = db.selectFrom('assets').where('account_id', '=', accountId).where('folder', '=', probe.folder).where('image', '=', 1);
       const { total } = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await matching.select('id').orderBy('id').limit(100).offset((probe.page - 1) * 100).execute();
-      compare(probe.scenario, probe.url, probe.page, probe.answer, Number(total), rows.map((row) => row.id), probe.answer.entries.map((entry) => entry.id));
+      problems.push(...compareAnswer(probe.label, probe.page, probe.answer, Number(total), rows.map((row) => row.id), probe.answer.entries.map((entry) => entry.id)));
     }
   } finally {
     await close();
   }
-
-  if (problems.length > 0) throw new BenchFailure(`WRONG ANSWERS: the service disagrees with the data:\n${problems.join('\n')}`);
-  return probes.length + assetProbes.length;
+  return { checked: probes.length + assetProbes.length, problems };
 }
 
 /** One autocannon run, in its own process on core 1. */
@@ -240,8 +325,26 @@ async function load(baseUrl: string, paths: string[], durationSeconds = options.
     durationSeconds,
     headers: { 'x-api-key': API_KEY },
   };
-  const output = await run(1, 'bench/load.ts', [JSON.stringify(loadOptions)]);
+  const output = await runPinned(1, 'bench/load.ts', [JSON.stringify(loadOptions)], { cwd: ROOT });
   return JSON.parse(output) as LoadResult;
+}
+
+/** Warm-up, then the timed run of a family against a service, its RSS sampled meanwhile. */
+async function measure(label: string, service: Stack['service'], paths: string[]): Promise<LoadResult & { serverRssMiB: number | undefined }> {
+  const stopSampling = sampleRss(service.child.pid!);
+  if (options.warmupSeconds > 0) await load(service.baseUrl, paths, options.warmupSeconds);
+  const measured = await load(service.baseUrl, paths);
+  const serverRssMiB = stopSampling();
+  if (measured.non2xx > 0) throw new BenchFailure(`${label}: ${measured.non2xx} non-2xx answers under load`);
+  return { ...measured, serverRssMiB };
+}
+
+interface BaselineRow {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  serverRssMiB: number | undefined;
+  failedRequests: number;
 }
 
 interface Row {
@@ -257,13 +360,24 @@ interface Row {
   ratioToBare: number;
   failedRequests: number;
   met: boolean;
+  baseline?: BaselineRow;
 }
 
 const yes = (met: boolean) => (met ? 'met' : 'NOT met');
-const fixed = (value: number | undefined, digits = 0) => (value === undefined ? '?' : value.toFixed(digits));
+const fixed = (value: number | undefined, digits = 0) => (value === undefined || Number.isNaN(value) ? '?' : value.toFixed(digits));
 
-function table(rows: Row[]): string {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes/resp', 'RSS MiB', 'bare req/s', 'ratio', 'failed', `target ≥${targets.requestsPerSecond} req/s, p99 ≤${targets.p99Ms} ms`];
+/** A Markdown table: the first and last columns are text, the others numbers. */
+function table(header: string[], lines: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
+  const text = (column: number) => column === 0 || column === header.length - 1;
+  const format = (cells: string[]) => `| ${cells.map((cell, column) => (text(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
+  return [format(header), `|${widths.map((width, column) => (text(column) ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`, ...lines.map(format)].join('\n');
+}
+
+function warmTable(rows: Row[], baselineName: string | undefined): string {
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes/resp', 'RSS MiB', 'bare req/s', 'ratio', 'failed'];
+  if (baselineName) header.push(`${baselineName} req/s`, `${baselineName} p99 ms`, 'req/s vs base');
+  header.push(`target ≥${targets.requestsPerSecond} req/s, p99 ≤${targets.p99Ms} ms`);
   const lines = rows.map((row) => [
     row.scenario,
     fixed(row.requestsPerSecond, 1),
@@ -274,67 +388,47 @@ function table(rows: Row[]): string {
     fixed(row.bareRequestsPerSecond),
     row.ratioToBare.toFixed(4),
     String(row.failedRequests),
+    ...(baselineName ? [fixed(row.baseline?.requestsPerSecond, 1), fixed(row.baseline?.p99Ms), row.baseline ? `${(((row.requestsPerSecond / row.baseline.requestsPerSecond) - 1) * 100).toFixed(0)}%` : '?'] : []),
     yes(row.met),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
-  const format = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 || column === cells.length - 1 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
-  return [format(header), `|${widths.map((width, column) => (column === 0 || column === widths.length - 1 ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`, ...lines.map(format)].join('\n');
+  return table(header, lines);
+}
+
+type ColdFamilyRow = ColdReport['families'][number] & { met: boolean };
+
+function coldTable(families: ColdFamilyRow[], probe: ColdReport['probe'] & { met: boolean }): string {
+  const { cold } = targets;
+  const header = ['cold, each question new and asked once', 'asked', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'target'];
+  const lines = [
+    ...families.map((row) => [row.family, String(row.n), fixed(row.p50Ms, 1), fixed(row.p90Ms, 1), fixed(row.p99Ms, 1), fixed(row.maxMs, 1), `p50 ≤${cold.p50Ms}, p90 ≤${cold.p90Ms}, max ≤${cold.maxMs} ms: ${yes(row.met)}`]),
+    [`probe every ${PROBE_EVERY_MS} ms: a buyer's conversions${probe.asset ? ' + a public asset' : ''}`, String(probe.n), fixed(probe.p50Ms, 1), fixed(probe.p90Ms, 1), fixed(probe.p99Ms, 1), fixed(probe.maxMs, 1), `p99 ≤${targets.probeP99Ms} ms: ${yes(probe.met)}`],
+  ];
+  return table(header, lines);
 }
 
 async function main(): Promise<number> {
   const startedAt = new Date();
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acds-bench-'));
-  const dataDir = path.join(workDir, 'data');
-  let databaseUrl: string | undefined;
-  let dropDatabase = async () => {};
-  let service: { child: ChildProcess; baseUrl: string } | undefined;
-  let bare: { child: ChildProcess; baseUrl: string } | undefined;
+  // Undone in reverse order at the end, whatever happens.
+  const cleanups: (() => Promise<void>)[] = [];
   try {
-    if (options.serverUrl) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(options.serverUrl, 'acds_bench'));
-    // Exactly this storage, whatever the calling shell has set.
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl ?? '',
-      REDIS_URL: '',
-      ...Object.fromEntries(['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((name) => [name, ''])),
-      LOG_LEVEL: 'warn',
-    };
-    log(`${engine}, ${options.conversions} conversions, ${options.assets} assets, in ${workDir}${databaseUrl ? ` and ${databaseUrl}` : ''}`);
-
+    log(`${engine}, ${options.conversions} conversions, ${options.assets} assets, in ${workDir}`);
     const ndjson = path.join(workDir, 'conversions.ndjson');
     let began = performance.now();
     const summary = generate(ndjson, options.conversions);
     log(`generated ${ndjson} (${(fs.statSync(ndjson).size / MiB).toFixed(0)} MiB) in ${((performance.now() - began) / 1000).toFixed(1)} s`);
 
-    build();
-    // The schema first, so that the timed import is the import alone (plus the process start).
-    await run(0, CLI, ['migrate'], env);
-    began = performance.now();
-    const imported = await run(0, CLI, ['conversions', 'import', ndjson], env);
-    const importSeconds = (performance.now() - began) / 1000;
-    if (!imported.includes(`imported ${options.conversions} conversions`)) throw new BenchFailure(`the import did not import every row: ${imported}`);
-    const importRowsPerSecond = options.conversions / importSeconds;
-    log(`imported ${options.conversions} rows in ${importSeconds.toFixed(1)} s: ${importRowsPerSecond.toFixed(0)} rows/s`);
+    build(ROOT);
+    // Built now, so that a ref that does not build fails the run before the long part.
+    const baseline = options.baseline ? prepareBaseline(options.baseline, workDir, cleanups) : undefined;
 
-    if (options.assets > 0) {
-      await run(0, CLI, ['seed', '--conversions', '0', '--assets', String(options.assets)], env);
-      log(`seeded ${options.assets} assets`);
-    }
-
-    service = await startServer(CLI, ['serve'], {
-      ...env,
-      PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '0',
-      BOOTSTRAP_API_KEY: API_KEY,
-      MAX_UPLOAD_BYTES: String(UPLOAD_BYTES),
-    });
+    const current = await startStack('current', ROOT, ndjson, workDir, cleanups);
+    const { service } = current;
     const servicePid = service.child.pid!;
-    log(`service ${service.baseUrl} (pid ${servicePid})${canPin ? ', pinned to core 0' : ''}`);
 
     // The asset folders come from the database, so that S6 lists every folder the seeder made.
     const folders = await (async () => {
-      const { db, close } = openDatabase({ dataDir, databaseUrl, poolSize: 1 });
+      const { db, close } = openDatabase({ ...current.storage, poolSize: 1 });
       try {
         return await db
           .selectFrom('assets')
@@ -354,25 +448,24 @@ async function main(): Promise<number> {
       fetched.push(await fetchFamily(service.baseUrl, scenario));
       log(`${scenario.id}: fetched its ${scenario.members.length} URLs once in ${((performance.now() - began) / 1000).toFixed(1)} s (e.g. ${scenario.members[0]!.path})`);
     }
-    const checked = await checkAnswers(fetched, ndjson, { dataDir, databaseUrl });
+    const { checked, problems } = await checkAnswers(fetched, ndjson, current.storage);
+    if (problems.length > 0) throw new BenchFailure(`WRONG ANSWERS: the service disagrees with the data:\n${problems.join('\n')}`);
     log(`checked ${checked} answers against the data: all right`);
 
     const bodiesFile = path.join(workDir, 'bodies.json');
     fs.writeFileSync(bodiesFile, JSON.stringify(Object.fromEntries(fetched.flatMap(({ bodies }) => [...bodies]))));
-    bare = await startServer('bench/bare-server.ts', [bodiesFile]);
+    const bare = await startServer(ROOT, 'bench/bare-server.ts', [bodiesFile]);
+    cleanups.push(() => stop(bare.child));
 
     const rows: Row[] = [];
     for (const { scenario, bodies } of fetched) {
       const paths = scenario.members.map((member) => member.path);
       log(`${scenario.id}: ${options.warmupSeconds} + ${options.durationSeconds} s against the service, then against the bare server...`);
-      const stopSampling = sampleRss(servicePid);
-      if (options.warmupSeconds > 0) await load(service.baseUrl, paths, options.warmupSeconds);
-      const measured = await load(service.baseUrl, paths);
-      const serverRssMiB = stopSampling();
+      const measured = await measure(scenario.id, service, paths);
       if (options.warmupSeconds > 0) await load(bare.baseUrl, paths, options.warmupSeconds);
       const yardstick = await load(bare.baseUrl, paths);
+      if (yardstick.non2xx > 0) throw new BenchFailure(`${scenario.id}: ${yardstick.non2xx} non-2xx answers from the bare server`);
       const failedRequests = measured.non2xx + measured.errors + measured.timeouts;
-      if (measured.non2xx > 0 || yardstick.non2xx > 0) throw new BenchFailure(`${scenario.id}: non-2xx answers under load (${measured.non2xx} from the service, ${yardstick.non2xx} from the bare server)`);
       rows.push({
         scenario: scenario.id,
         title: scenario.title,
@@ -381,13 +474,32 @@ async function main(): Promise<number> {
         p50Ms: measured.p50Ms,
         p99Ms: measured.p99Ms,
         bytesPerResponse: [...bodies.values()].reduce((sum, body) => sum + Buffer.byteLength(body), 0) / bodies.size,
-        serverRssMiB,
+        serverRssMiB: measured.serverRssMiB,
         bareRequestsPerSecond: yardstick.requestsPerSecond,
         ratioToBare: measured.requestsPerSecond / yardstick.requestsPerSecond,
         failedRequests,
         met: measured.requestsPerSecond >= targets.requestsPerSecond && measured.p99Ms <= targets.p99Ms && failedRequests === 0,
       });
     }
+    await stop(bare.child);
+
+    // The cold questions, each new, beside the probe (a buyer's conversions and a public asset).
+    const assetUrl = await (async () => {
+      if (options.assets === 0) return undefined;
+      const response = await fetch(`${service.baseUrl}/api/v1/assets`, { headers: { 'x-api-key': API_KEY } });
+      const { entries } = (await response.json()) as { entries: { public_url: string | null }[] };
+      return entries.find((entry) => entry.public_url)?.public_url ?? undefined;
+    })();
+    log(`cold: ${options.coldQuestions} new questions of each family, one at a time, beside a probe every ${PROBE_EVERY_MS} ms${assetUrl ? '' : ' (no public asset to probe)'}...`);
+    const stopColdSampling = sampleRss(servicePid);
+    const cold = await coldFamilies({ baseUrl: service.baseUrl, apiKey: API_KEY, summary, assetUrl, ndjson, count: options.coldQuestions, seed: SEED + 3, workDir });
+    const coldRssMiB = stopColdSampling();
+    log(`cold: ${cold.answersChecked} answers checked against the data: all right`);
+    const coldFamilyRows: ColdFamilyRow[] = cold.families.map((family) => ({
+      ...family,
+      met: family.p50Ms <= targets.cold.p50Ms && family.p90Ms <= targets.cold.p90Ms && family.maxMs <= targets.cold.maxMs,
+    }));
+    const probe = { ...cold.probe, met: cold.probe.p99Ms <= targets.probeP99Ms };
 
     // Last, so that the peak below covers it too: the growth of the server's memory while it takes 1 GiB.
     const restingRssMiB = memoryMiB(servicePid, 'VmRSS');
@@ -401,30 +513,86 @@ async function main(): Promise<number> {
     log(`uploaded 1 GiB in ${uploadSeconds.toFixed(1)} s; server RSS ${fixed(restingRssMiB)} MiB before, ${fixed(uploadPeakMiB)} MiB at most during it`);
 
     const peakRssMiB = memoryMiB(servicePid, 'VmHWM');
-    // Last, once nothing timed shares the machine with it (and the server's peak is read).
+    await stop(service.child);
+    // Once nothing timed shares the machine with it (and the server's peak is read).
     log('copying the conversions into a copy of their table with every index, in the database alone...');
-    const floorDatabase = openDatabase({ dataDir, databaseUrl, poolSize: 1 });
+    const floorDatabase = openDatabase({ ...current.storage, poolSize: 1 });
     const floorSeconds = await engineFloorSeconds(floorDatabase).finally(() => floorDatabase.close());
     const floorRowsPerSecond = options.conversions / floorSeconds;
-    const importMet = importRowsPerSecond >= targets.importRowsPerSecond;
+
+    // The baseline last, alone on the machine: the same warm families, the same URLs and times.
+    let baselineReport: Record<string, unknown> | undefined;
+    if (baseline) {
+      const stack = await startStack('baseline', baseline.dir, ndjson, workDir, cleanups);
+      const baselineFetched: Fetched[] = [];
+      for (const { scenario } of fetched) baselineFetched.push(await fetchFamily(stack.service.baseUrl, scenario));
+      const baselineCheck = await checkAnswers(baselineFetched, ndjson, stack.storage);
+      if (baselineCheck.problems.length > 0) log(`baseline: WRONG ANSWERS (the comparison stands, but look):\n${baselineCheck.problems.join('\n')}`);
+      else log(`baseline: checked ${baselineCheck.checked} answers against the data: all right`);
+      for (const row of rows) {
+        const { scenario } = fetched.find((item) => item.scenario.id === row.scenario)!;
+        log(`baseline ${row.scenario}: ${options.warmupSeconds} + ${options.durationSeconds} s...`);
+        const measured = await measure(`baseline ${row.scenario}`, stack.service, scenario.members.map((member) => member.path));
+        row.baseline = {
+          requestsPerSecond: measured.requestsPerSecond,
+          p50Ms: measured.p50Ms,
+          p99Ms: measured.p99Ms,
+          serverRssMiB: measured.serverRssMiB,
+          failedRequests: measured.non2xx + measured.errors + measured.timeouts,
+        };
+      }
+      const baselinePeakRssMiB = memoryMiB(stack.service.child.pid!, 'VmHWM');
+      await stop(stack.service.child);
+      baselineReport = {
+        ref: options.baseline,
+        commit: baseline.commit,
+        import: stack.import,
+        caughtUp: stack.caughtUp,
+        peakRssMiB: baselinePeakRssMiB,
+        answersChecked: baselineCheck.checked,
+        wrongAnswers: baselineCheck.problems,
+      };
+    }
+
+    const importMet = current.import.rowsPerSecond >= targets.importRowsPerSecond;
     const memoryMet = peakRssMiB !== undefined && peakRssMiB <= TARGETS.rssMiB;
     const uploadMet = uploadGrowthMiB !== undefined && uploadGrowthMiB <= TARGETS.uploadGrowthMiB;
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-    const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+    const commit = git(['rev-parse', '--short', 'HEAD']);
+    const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', 'src']) !== '';
+    const baselineName = baseline ? `base ${baseline.commit.slice(0, 7)}` : undefined;
 
-    console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up`);
-    console.log(`commit ${commit || '?'}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
-    console.log(table(rows));
+    console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up; ${options.coldQuestions} cold questions per family`);
+    console.log(`commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${options.baseline} = ${baseline.commit.slice(0, 7)}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
+    console.log(warmTable(rows, baselineName));
     console.log('');
     for (const row of rows) console.log(`${row.scenario}: ${row.title} (${row.urls} URLs)`);
     console.log('');
-    console.log(`import: ${options.conversions} rows in ${importSeconds.toFixed(1)} s = ${importRowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`);
+    console.log(coldTable(coldFamilyRows, probe));
+    console.log('');
+    for (const row of coldFamilyRows) console.log(`${row.family}: e.g. ${row.example}`);
+    console.log(`probe: one buyer's conversions (a buyer of the data drawn each time) p99 ${fixed(probe.buyer.p99Ms, 1)} ms${probe.asset ? `, the public asset p99 ${fixed(probe.asset.p99Ms, 1)} ms` : ''}; service peak RSS during the cold questions ${fixed(coldRssMiB)} MiB`);
+    console.log('');
+    console.log(`import (the service running): ${options.conversions} rows in ${current.import.seconds.toFixed(1)} s = ${current.import.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`);
+    console.log(`  caught up after import: a new question counted every row ${current.caughtUp.ms.toFixed(0)} ms after the import ended (question ${current.caughtUp.polls}, asked every ${CATCH_UP_POLL_MS} ms)`);
     console.log(`  the database alone, copying those rows into a copy of their table with every index: ${floorSeconds.toFixed(1)} s = ${floorRowsPerSecond.toFixed(0)} rows/s, the most any import can reach here`);
+    if (baselineReport) {
+      const stack = baselineReport as { import: Stack['import']; caughtUp: Stack['caughtUp']; peakRssMiB: number | undefined };
+      console.log(`  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, peak RSS ${fixed(stack.peakRssMiB)} MiB`);
+    }
     console.log(`memory: server peak RSS ${fixed(peakRssMiB)} MiB over the whole run (target ≤${TARGETS.rssMiB} MiB): ${yes(memoryMet)}`);
     console.log(`upload: 1 GiB in ${uploadSeconds.toFixed(1)} s, server RSS grew ${fixed(uploadGrowthMiB)} MiB (target ≤${TARGETS.uploadGrowthMiB} MiB): ${yes(uploadMet)}`);
-    console.log(`answers: ${checked} checked against the data, all right`);
-    const allMet = rows.every((row) => row.met) && importMet && memoryMet && uploadMet;
-    console.log(`targets: ${allMet ? 'ALL met' : `NOT all met (${rows.filter((row) => !row.met).length} of ${rows.length} scenarios miss)`}`);
+    console.log(`answers: ${checked} warm and ${cold.answersChecked} cold checked against the data, all right${baselineReport ? `; the baseline's ${(baselineReport.wrongAnswers as string[]).length === 0 ? 'too' : `WRONG (${(baselineReport.wrongAnswers as string[]).length})`}` : ''}`);
+    const missing = [
+      ...rows.filter((row) => !row.met).map((row) => row.scenario),
+      ...coldFamilyRows.filter((row) => !row.met).map((row) => `cold ${row.family}`),
+      ...(probe.met ? [] : ['probe']),
+      ...(importMet ? [] : ['import']),
+      ...(memoryMet ? [] : ['memory']),
+      ...(uploadMet ? [] : ['upload']),
+    ];
+    const allMet = missing.length === 0;
+    console.log(`targets: ${allMet ? 'ALL met' : `NOT all met (missed: ${missing.join(', ')})`}`);
 
     const resultsDir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(resultsDir, { recursive: true });
@@ -433,23 +601,34 @@ async function main(): Promise<number> {
       engine,
       startedAt: startedAt.toISOString(),
       commit,
+      srcUncommitted: dirty,
       machine: { cpu, cpus: os.cpus().length, memoryGiB: os.totalmem() / 1024 ** 3, node: process.version, pinned: canPin },
-      options: { conversions: options.conversions, assets: options.assets, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, connections: options.connections },
+      options: {
+        conversions: options.conversions,
+        assets: options.assets,
+        durationSeconds: options.durationSeconds,
+        warmupSeconds: options.warmupSeconds,
+        connections: options.connections,
+        coldQuestions: options.coldQuestions,
+        baseline: options.baseline,
+      },
       targets: { ...targets, rssMiB: TARGETS.rssMiB, uploadGrowthMiB: TARGETS.uploadGrowthMiB },
-      import: { rows: options.conversions, seconds: importSeconds, rowsPerSecond: importRowsPerSecond, met: importMet },
+      import: { rows: options.conversions, seconds: current.import.seconds, rowsPerSecond: current.import.rowsPerSecond, met: importMet, caughtUpMs: current.caughtUp.ms, caughtUpQuestions: current.caughtUp.polls },
       engineFloor: { seconds: floorSeconds, rowsPerSecond: floorRowsPerSecond },
       scenarios: rows,
+      cold: { questionsPerFamily: options.coldQuestions, families: coldFamilyRows, probe: { everyMs: PROBE_EVERY_MS, assetUrl, ...probe }, serverRssMiB: coldRssMiB },
       memory: { peakRssMiB, met: memoryMet },
       upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
-      answersChecked: checked,
+      answersChecked: checked + cold.answersChecked,
+      baseline: baselineReport,
+      missed: missing,
       allMet,
     };
     fs.writeFileSync(resultsFile, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`written to ${path.relative(ROOT, resultsFile)}`);
     return 0;
   } finally {
-    for (const server of [bare, service]) if (server) await stop(server.child);
-    await dropDatabase().catch((error: Error) => log(`could not drop the database: ${error.message}`));
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: Error) => log(`cleaning up: ${error.message}`));
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
@@ -457,6 +636,7 @@ async function main(): Promise<number> {
 // Ctrl-C: stop what this run started (the finally above does not run on a signal).
 process.once('SIGINT', () => {
   for (const child of children) child.kill('SIGKILL');
+  removeWorktree?.();
   process.exit(130);
 });
 

@@ -345,8 +345,13 @@ export interface CliRun {
 
 /** Runs the command line (`src/cli.ts`) to its end with exactly `env`; killed after `timeoutMs`. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startCli(args, env, timeoutMs).done;
+}
+
+/** The command line started, with its process (to kill) and what it printed once it ends. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): { child: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const done = new Promise<CliRun>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -358,6 +363,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_00
       resolve({ code, stdout, stderr });
     });
   });
+  return { child, done };
 }
 
 export function succeeded(run: CliRun): CliRun {

@@ -282,6 +282,9 @@ describeEachEngine('a large upload streams through the service', (engine) => {
 
   test('memory stays within 64 MiB of its resting size while 300 MiB are uploaded', async () => {
     await createFromContent(service, 'warm-up.txt', randomBytes(1024).toString('hex'));
+    // At rest means started: the columnar index's thread answers once it is open.
+    const listed = await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'x-api-key': SERVICE_KEY } });
+    assert.equal(listed.status, 200);
     const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) * 1024;
     const resting = rss();
     let peak = resting;

@@ -70,6 +70,10 @@ export class ColumnarIndex {
     this.worker = worker;
     worker.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
+      else if ('failed' in message) {
+        this.log(`columnar index: cannot start: ${message.failed}`);
+        stopped(new Error(`the columnar index cannot start: ${message.failed}`));
+      }
       else if ('closed' in message) void worker.terminate();
       else if ('id' in message) {
         const waiting = this.pending.get(message.id);

@@ -31,5 +31,6 @@ export type ColumnarResponse =
   | { id: number; total: number; ids: number[] }
   | { id: number; error: string }
   | { id: number; closed: true }
-  | { ready: true }
+  /** The thread could not start: it ends. */
+  | { failed: string }
   | { log: string };

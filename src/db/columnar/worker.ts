@@ -36,20 +36,32 @@ const COUNTED_PAGES = 10;
 const log = (message: string) => port.postMessage({ log: message } satisfies ColumnarResponse);
 
 lowerThisThreadsPriority(options.niceness);
-const source = openRowSource(options.source, table, [...scalarColumns, ...arrayColumns].map((column) => column.name));
-const { instance, writer, reader } = await openIndex();
+let source: RowSource;
+let instance: DuckDBInstance;
+let writer: DuckDBConnection;
+let reader: DuckDBConnection;
 const answers = new AppendOnlyAnswers();
 /** Every row of the source up to this id is in the index. */
-let watermark = await largestIndexedId();
+let watermark = 0;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 let closing = false;
 
-await checkSource();
-const poll = setInterval(() => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`)), options.pollMs);
-void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
+try {
+  source = openRowSource(options.source, table, [...scalarColumns, ...arrayColumns].map((column) => column.name));
+  ({ instance, writer, reader } = await openIndex());
+  watermark = await largestIndexedId();
+  await checkSource();
+} catch (error) {
+  // Sent as text: an error thrown out of a thread reaches the service without its message.
+  port.postMessage({ failed: (error as Error).message } satisfies ColumnarResponse);
+  process.exit(1);
+}
+const keepUp = () => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
+const poll = setInterval(keepUp, options.pollMs);
+keepUp();
 
 port.on('message', (request: ColumnarRequest) => {
   if (request.kind === 'close') {
@@ -61,7 +73,6 @@ port.on('message', (request: ColumnarRequest) => {
     (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies ColumnarResponse),
   );
 });
-port.postMessage({ ready: true } satisfies ColumnarResponse);
 
 async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
   const settings = { memory_limit: options.memoryLimit, threads: String(options.threads) };

@@ -1,0 +1,236 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { buildApp } from '../../src/app.js';
+import { AccountService } from '../../src/accounts/service.js';
+import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
+import { validateConversion } from '../../src/conversions/validate.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import {
+  SERVICE_KEY,
+  describeEachEngine,
+  freshDatabase,
+  insertConversions,
+  runCli,
+  startCli,
+  spawnService,
+  stopService,
+  succeeded,
+  tempDir,
+  testConfig,
+  type TestDatabase,
+} from '../helper.js';
+
+type Conversion = Record<string, any>;
+
+/** Questions whose answers the tests work out from the records themselves. */
+const QUESTIONS: { query: string; matches: (record: Conversion) => boolean }[] = [
+  { query: '', matches: () => true },
+  {
+    query: 'cart_integration.in=clickbank,buygoods&amount.gte=30',
+    matches: (r) => (r.cart_integration === 'clickbank' || r.cart_integration === 'buygoods') && r.amount >= 30,
+  },
+  { query: 'utm_source=google&mobile=true', matches: (r) => r.utm_source === 'google' && r.mobile === true },
+  { query: 'tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2,tc-3', matches: (r) => r.tracking_codes.includes('tc-facebook') && r.tracking_codes.some((c: string) => ['tc-1', 'tc-2', 'tc-3'].includes(c)) },
+];
+
+const records = (count: number, seed: number): Conversion[] => [...syntheticConversions(count, { random: seededRandom(seed) })];
+
+/** Every page of a question: the total it reports, and the receipts in the order listed. */
+async function everyPage(get: (url: string) => Promise<{ statusCode: number; body: string; json(): any }>, query: string): Promise<{ total: number; receipts: string[] }> {
+  const receipts: string[] = [];
+  let total = 0;
+  for (let page = 1; ; page++) {
+    const response = await get(`/api/v1/conversions?${query}${query ? '&' : ''}page=${page}`);
+    assert.equal(response.statusCode, 200, response.body);
+    const body = response.json();
+    total = body.totalEntries;
+    receipts.push(...body.entries.map((entry: Conversion) => entry.receipt));
+    if (page >= body.totalPages) return { total, receipts };
+  }
+}
+
+/** Checks every question against the records of the account, in the order they were imported. */
+async function assertAnswers(get: Parameters<typeof everyPage>[0], imported: Conversion[]): Promise<void> {
+  for (const { query, matches } of QUESTIONS) {
+    const expected = imported.filter(matches).map((record) => record.receipt);
+    assert.ok(expected.length > 0, `${query} matches some records`);
+    const { total, receipts } = await everyPage(get, query);
+    assert.equal(total, expected.length, `total of ${query || 'everything'}`);
+    assert.deepEqual(receipts, expected, `pages of ${query || 'everything'}`);
+  }
+}
+
+/** An app on `database` with a key of its own for `account`, closed by the caller. */
+async function appOn(database: TestDatabase, account: string) {
+  const app: FastifyInstance = await buildApp({ config: testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 } }), database });
+  await app.ready();
+  const key = await new AccountService(database.db).createKey(account);
+  const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+  return { app, get };
+}
+
+describeEachEngine('the columnar index', (engine) => {
+  let database: TestDatabase;
+  before(async () => {
+    database = await freshDatabase(engine);
+  });
+  after(() => database.close());
+
+  test('counts and pages stay exact as imports arrive into this account and into others, asked before and after each', async () => {
+    const { app, get } = await appOn(database, 'mine');
+    const other = await appOn(database, 'theirs');
+    try {
+      const accounts = new AccountService(database.db);
+      const mine = await accounts.findOrCreateAccount('mine');
+      const theirs = await accounts.findOrCreateAccount('theirs');
+      const first = records(400, 1);
+      await insertConversions(database, mine.id, first);
+      await assertAnswers(get, first);
+      // Another account's rows move the index past the counts cached for this one.
+      const theirRecords = records(300, 2);
+      await insertConversions(database, theirs.id, theirRecords);
+      await assertAnswers(get, first);
+      await assertAnswers(other.get, theirRecords);
+      // New rows of this account: the cached counts are topped up, the full pages kept.
+      const second = records(250, 3);
+      await insertConversions(database, mine.id, second);
+      await assertAnswers(get, [...first, ...second]);
+    } finally {
+      await app.close();
+      await other.app.close();
+    }
+  });
+
+  test('an index that is deleted, damaged or made from another database is built again with exact answers', async () => {
+    const name = 'rebuilt';
+    const { id } = await new AccountService(database.db).findOrCreateAccount(name);
+    const imported = records(300, 4);
+    await insertConversions(database, id, imported);
+    const file = path.join(database.dataDir, 'conversions.duckdb');
+    const restarted = async () => {
+      const { app, get } = await appOn(database, name);
+      try {
+        await assertAnswers(get, imported);
+      } finally {
+        await app.close();
+      }
+    };
+    await restarted();
+    if (engine === 'postgres') {
+      // Each instance builds an index of its own at start, and removes it when it stops.
+      assert.equal(fs.existsSync(file), false);
+      return;
+    }
+    assert.ok(fs.existsSync(file), 'the embedded default keeps its index beside the data');
+    fs.rmSync(file);
+    await restarted();
+    fs.writeFileSync(file, Buffer.alloc(64 * 1024, 'not a database'));
+    await restarted();
+    // The index of another database, with more rows than this one: never used for this one.
+    const elsewhere = await freshDatabase('sqlite');
+    try {
+      const { id: otherId } = await new AccountService(elsewhere.db).findOrCreateAccount(name);
+      await insertConversions(elsewhere, otherId, records(700, 5));
+      const { app, get } = await appOn(elsewhere, name);
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, 700);
+      await app.close();
+      fs.copyFileSync(path.join(elsewhere.dataDir, 'conversions.duckdb'), file);
+    } finally {
+      await elsewhere.close();
+    }
+    await restarted();
+  });
+});
+
+describeEachEngine('upgrading to the columnar index', (engine) => {
+  test('a database from before it keeps every conversion, id and tracking code, and answers as before', async () => {
+    const database = await freshDatabase(engine, { upTo: '0006-conversions-file' });
+    // The tables of those versions, tracking codes in a table of their own, which migration 0007 drops.
+    const db = database.db as Kysely<any>;
+    try {
+      const { id: accountId } = await new AccountService(database.db).findOrCreateAccount('old');
+      const imported = records(250, 6);
+      const ids: number[] = [];
+      for (const record of imported) {
+        const checked = validateConversion(record);
+        assert.ok('row' in checked);
+        const { id } = await db.insertInto('conversions').values({ ...checked.row, account_id: accountId }).returning('id').executeTakeFirstOrThrow();
+        for (const code of new Set<string>(record.tracking_codes)) await db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code }).execute();
+        ids.push(id);
+      }
+      await migrateToLatest(database);
+      const { app, get } = await appOn(database, 'old');
+      try {
+        await assertAnswers(get, imported);
+        const { entries } = (await get('/api/v1/conversions?page=1')).json();
+        assert.deepEqual(entries.map((entry: Conversion) => entry.id), ids.slice(0, 100), 'ids unchanged');
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describeEachEngine('a kill -9', (engine) => {
+  const ROWS = 20_000;
+  let database: TestDatabase;
+  let dir: string;
+  before(async () => {
+    database = await freshDatabase(engine);
+    dir = tempDir();
+  });
+  after(async () => {
+    await database.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = () => ({ ...process.env, DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl ?? '', LOG_LEVEL: 'warn' });
+  const fileOf = (name: string, rows: Conversion[]) => {
+    const file = path.join(dir, `${name}.ndjson`);
+    fs.writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n'));
+    return file;
+  };
+  const rowsInDatabase = async () => Number((await database.db.selectFrom('conversions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  test('at any moment of an import or of catching up loses nothing acknowledged and leaves no partial import', async () => {
+    let service = await spawnService(database);
+    const acknowledged: Conversion[] = [];
+    const count = async (query = '') => {
+      const response = await fetch(`${service.baseUrl}/api/v1/conversions?${query}`, { headers: { 'x-api-key': SERVICE_KEY } });
+      assert.equal(response.status, 200);
+      return ((await response.json()) as { totalEntries: number }).totalEntries;
+    };
+    try {
+      // Imports killed at several moments: each leaves all of its rows or none.
+      for (const [attempt, delayMs] of [150, 600, 1200, 2000].entries()) {
+        const rows = records(ROWS, 10 + attempt);
+        const cli = startCli(['conversions', 'import', fileOf(`killed-${attempt}`, rows)], env());
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        cli.child.kill('SIGKILL');
+        const run = await cli.done;
+        if (run.code === 0) acknowledged.push(...rows);
+        const inDatabase = await rowsInDatabase();
+        assert.equal(inDatabase, acknowledged.length, `after a kill ${delayMs} ms into an import: all of its rows or none`);
+      }
+      // An import acknowledged, then the service killed while it catches up.
+      const rows = records(ROWS, 20);
+      succeeded(await runCli(['conversions', 'import', fileOf('whole', rows)], env()));
+      acknowledged.push(...rows);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // its next look at the database
+      await stopService(service);
+      service = await spawnService(database);
+      assert.equal(await count(), acknowledged.length);
+      const bigOnes = acknowledged.filter((record) => record.amount >= 50 && record.country === 'US').length;
+      assert.equal(await count('amount.gte=50&country=US'), bigOnes);
+    } finally {
+      await stopService(service);
+    }
+  });
+});
+
