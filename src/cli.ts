@@ -111,7 +111,7 @@ program
   .action((file: string, { account }: { account: string }) => {
     yieldToTheService();
     return withDatabase(async (database) => {
-      const { db, bulkLoad, refreshStatistics } = database;
+      const { db, refreshStatistics } = database;
       const format = formatOfPath(file);
       const source = await openSource(file);
       const inAccount = () => new AccountService(db).findOrCreateAccount(account);
@@ -120,7 +120,6 @@ program
       const result = await importConversions(database, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
-        bulkLoad,
         refreshStatistics: () => refreshStatistics(),
       }).finally(() => problems.end());
       const warning = ignoredIdsWarning(result.ignoredIds);
@@ -152,7 +151,6 @@ program
       const result = await importConversions(database, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
-        bulkLoad: database.bulkLoad,
         refreshStatistics: () => database.refreshStatistics(),
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);

@@ -89,7 +89,7 @@ export interface ProgressReportOptions {
 /**
  * The progress of an import on standard error, as lines, so that a log of it reads as well as a
  * terminal: nothing for a short import, then one line as each phase starts (reading with the
- * percentage read, indexing with the indexes built, committing) and one every few seconds within.
+ * percentage read, committing) and one every few seconds within.
  */
 export class ProgressReport {
   private readonly started: number;
@@ -116,8 +116,6 @@ export class ProgressReport {
         const fraction = this.options.fractionRead?.(progress.rows);
         return `${this.options.reading ?? 'reading'}: ${fraction === undefined ? rows : `${percent(fraction)} (${rows})`}`;
       }
-      case 'indexing':
-        return `indexing: ${percent(progress.total === 0 ? 1 : progress.built / progress.total)} (${progress.built} of ${progress.total} indexes built)`;
       case 'committing':
         return 'committing';
     }

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import split2 from 'split2';
 import { AccountRepository } from '../accounts/repository.js';
-import type { BulkLoadFinish, Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { formatCount } from './import-report.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
@@ -26,7 +26,6 @@ export interface LineProblem {
 /** Where an import is (ImportOptions.onProgress). */
 export type ImportProgress =
   | { phase: 'reading'; rows: number }
-  | { phase: 'indexing'; built: number; total: number }
   | { phase: 'committing' };
 
 /** The file had bad lines; nothing of it was kept. */
@@ -49,12 +48,8 @@ export interface ImportOptions {
    * far it is while the import itself prints nothing.
    */
   onProgress?: (progress: ImportProgress) => void;
-  /** The adapter's Database.bulkLoad, for imports that turn out large (on SQLite, indexes built once at the end). */
-  bulkLoad?: Database['bulkLoad'];
   /** The adapter's Database.refreshStatistics, run once the rows are committed. */
   refreshStatistics?: () => Promise<void>;
-  /** How many inserted rows make an import large (at least); tests lower it. */
-  bulkLoadFromRows?: number;
 }
 
 const BATCH_SIZE = 250;
@@ -64,11 +59,6 @@ const BATCH_SIZE = 250;
 const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 // Often enough for a line every few seconds at any speed; what is printed is the caller's choice.
 const PROGRESS_EVERY = 1_000;
-// An import this large, and at least a quarter as large as the table was, is a bulk load
-// (Database.bulkLoad): on SQLite it rebuilds the indexes at its end, which reads the whole table,
-// so it pays only when the import is a good part of it (docs/performance.md).
-const BULK_LOAD_FROM_ROWS = 50_000;
-const BULK_LOAD_FROM_SHARE = 0.25;
 
 export function formatOfPath(path: string): ImportFormat {
   if (path === '-' || /\.(ndjson|jsonl)$/i.test(path)) return 'ndjson';
@@ -157,15 +147,10 @@ function importInTransaction(
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;
     let batch: NewConversion[] = [];
-    const rowsBefore = options.bulkLoad ? await repository.approximateRowCount() : 0;
-    let finishBulkLoad: BulkLoadFinish | undefined;
     const insert = async (rows: NewConversion[]) => {
       const inserted = await repository.insertNew(accountId, rows);
       result.inserted += inserted;
       result.skipped += rows.length - inserted;
-      if (options.bulkLoad && !finishBulkLoad && result.inserted >= Math.max(options.bulkLoadFromRows ?? BULK_LOAD_FROM_ROWS, rowsBefore * BULK_LOAD_FROM_SHARE)) {
-        finishBulkLoad = await options.bulkLoad(trx, 'conversions');
-      }
     };
     // One batch is inserted while the next is read and checked: PostgreSQL does its part in its
     // own process, so the two overlap (SQLite runs in this thread either way). Its failure is
@@ -195,7 +180,6 @@ function importInTransaction(
     if (badLines === 0) await flush();
     await inserting;
     if (badLines > 0) throw new ImportRejected(badLines);
-    await finishBulkLoad?.((built, total) => options.onProgress?.({ phase: 'indexing', built, total }));
     // Cached counts and page boundaries of the account's lists are stale from this commit on.
     if (result.inserted > 0) await repository.bumpVersion(accountId);
     options.onProgress?.({ phase: 'committing' });

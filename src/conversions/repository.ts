@@ -30,12 +30,6 @@ export class ConversionRepository {
       .execute();
   }
 
-  /** The number of conversions of every account, or a little more (the largest id): read at once, not counted. */
-  async approximateRowCount(): Promise<number> {
-    const { largest } = await this.db.selectFrom('conversions').select((eb) => eb.fn.max('id').as('largest')).executeTakeFirstOrThrow();
-    return Number(largest ?? 0);
-  }
-
   /**
    * Inserts rows that are not there yet, identified by (account, cart_integration, receipt).
    * Returns how many were new. Call it inside a transaction that began with

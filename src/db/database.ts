@@ -61,26 +61,10 @@ export interface Database {
    * conversions.entry_json with it.
    */
   jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
-  /**
-   * Readies `table` for a transaction that writes a great many rows into it, and returns what
-   * to await before the commit. SQLite drops the table's secondary indexes and builds them
-   * again at the end, once, from sorted rows, far cheaper than updating them row by row (the
-   * indexes behind UNIQUE and PRIMARY KEY stay: the inserts check them). PostgreSQL keeps its
-   * indexes, since dropping one would lock the table against every reader until the commit.
-   * (Either way the import refreshes the statistics of every table it wrote, once it is done.)
-   */
-  bulkLoad(executor: Kysely<DatabaseSchema>, table: string): Promise<BulkLoadFinish>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
-
-/**
- * What a bulk load awaits before its commit. When it builds indexes (SQLite) it tells
- * `onIndexBuilt` how many of them are built, before the first and after each: they are most of
- * the end of a large import, and a person waiting for it can be told how far it is.
- */
-export type BulkLoadFinish = (onIndexBuilt?: (built: number, total: number) => void) => Promise<void>;
 
 /**
  * A column as the API writes it: `number` a double (49, not 49.0), `boolean` a 0/1 integer,
@@ -158,19 +142,6 @@ function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Da
     isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
     isStatementTimeout: (error) => error instanceof StatementTimeoutError,
     resetSequences: async () => {},
-    bulkLoad: async (executor, table) => {
-      // Constraint indexes have no SQL of their own here.
-      const rows = await indexesOf(executor, table);
-      for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(executor);
-      return async (onIndexBuilt) => {
-        // The CREATE INDEX statements as SQLite itself stored them, in the schema of their table.
-        onIndexBuilt?.(0, rows.length);
-        for (const [built, index] of rows.entries()) {
-          await sql.raw(inSchema(index.sql, index.schema)).execute(executor);
-          onIndexBuilt?.(built + 1, rows.length);
-        }
-      };
-    },
     refreshStatistics: async (executor = db) => {
       // Approximate statistics, from at most this many rows an index: enough for the planner to
       // choose well, and fast at any size.
@@ -203,15 +174,6 @@ function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Da
       await driver.destroy();
     },
   };
-}
-
-/** The indexes of `table` that have SQL of their own, with the schema (file) they are in. */
-async function indexesOf(executor: Kysely<any>, table: string): Promise<{ schema: string; name: string; sql: string }[]> {
-  const { rows } = await sql<{ schema: string; name: string; sql: string }>`
-    select 'main' as schema, name, sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null
-    union all
-    select ${CONVERSIONS_SCHEMA}, name, sql from ${sql.raw(CONVERSIONS_SCHEMA)}.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(executor);
-  return rows;
 }
 
 /** SQLite creates an index whose name is not qualified in the main file, whatever its table's. */
@@ -328,7 +290,6 @@ function openPostgres(connectionString: string, poolSize: number, statementTimeo
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    bulkLoad: async () => async () => {},
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();

@@ -79,22 +79,21 @@ function progressOf(updates: [number, ImportProgress][], options: Omit<ProgressR
 }
 
 const reading = (rows: number): ImportProgress => ({ phase: 'reading', rows });
-const indexing = (built: number, total = 30): ImportProgress => ({ phase: 'indexing', built, total });
 const committing: ImportProgress = { phase: 'committing' };
 
 const PROGRESS_CASES: { says: string; updates: [number, ImportProgress][]; options?: Omit<ProgressReportOptions, 'print' | 'now'>; prints: string[] }[] = [
   {
     says: 'an import done within two seconds prints nothing',
-    updates: [[0, reading(0)], [900, reading(1_000)], [1_500, indexing(0)], [1_900, indexing(30)], [1_999, committing]],
+    updates: [[0, reading(0)], [900, reading(1_000)], [1_500, reading(2_000)], [1_999, committing]],
     prints: [],
   },
   {
     says: 'after two seconds, a line as each phase starts and every five seconds within one',
     updates: [
       [0, reading(0)], [1_000, reading(1_000)], [2_000, reading(2_000)], [4_000, reading(3_000)], [6_999, reading(4_000)],
-      [7_000, reading(5_000)], [8_000, indexing(0)], [9_000, indexing(1)], [13_000, indexing(29)], [13_100, indexing(30)], [13_200, committing],
+      [7_000, reading(5_000)], [13_200, committing],
     ],
-    prints: ['reading: 2,000 rows', 'reading: 5,000 rows', 'indexing: 0% (0 of 30 indexes built)', 'indexing: 96% (29 of 30 indexes built)', 'committing'],
+    prints: ['reading: 2,000 rows', 'reading: 5,000 rows', 'committing'],
   },
   {
     says: 'a file of known size is read by percentage, rounded down, never 100% before its end',
@@ -107,11 +106,6 @@ const PROGRESS_CASES: { says: string; updates: [number, ImportProgress][]; optio
     updates: [[3_000, reading(250)], [3_500, committing]],
     options: { reading: 'generating', fractionRead: (rows) => rows / 1_000 },
     prints: ['generating: 25% (250 rows)', 'committing'],
-  },
-  {
-    says: 'a bulk load with no index to build is done at once',
-    updates: [[3_000, indexing(0, 0)]],
-    prints: ['indexing: 100% (0 of 0 indexes built)'],
   },
 ];
 
