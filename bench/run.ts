@@ -563,7 +563,7 @@ async function main(): Promise<number> {
     const baselineName = baseline ? `base ${baseline.commit.slice(0, 7)}` : undefined;
 
     console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up; ${options.coldQuestions} cold questions per family`);
-    console.log(`commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${options.baseline} = ${baseline.commit.slice(0, 7)}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
+    console.log(`commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${baseline.commit.startsWith(options.baseline!) ? baseline.commit.slice(0, 7) : `${options.baseline} = ${baseline.commit.slice(0, 7)}`}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
     console.log(warmTable(rows, baselineName));
     console.log('');
     for (const row of rows) console.log(`${row.scenario}: ${row.title} (${row.urls} URLs)`);

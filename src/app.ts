@@ -83,6 +83,8 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   const accounts = new AccountService(database.db);
   const questions = openConversionQuestions(config, database, (message) => app.log.info(message));
   app.addHook('onClose', () => questions.close());
+  // Started means ready to answer, if not yet caught up; a service whose index cannot open still serves assets.
+  await questions.opened;
   const conversions = new ConversionService(database, questions);
   const assets = new AssetService(database, blobs);
   const metrics = new Metrics(database);

@@ -32,6 +32,9 @@ export class ColumnarIndex {
   private nextId = 0;
   private readonly file: string;
   private readonly ownFile: boolean;
+  private markOpened!: (opened: boolean) => void;
+  /** Settles once the first thread has opened the index (true) or failed to (false); it may still be catching up. */
+  readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
 
   constructor(
     private readonly settings: IndexSettings,
@@ -70,7 +73,9 @@ export class ColumnarIndex {
     this.worker = worker;
     worker.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
+      else if ('opened' in message) this.markOpened(true);
       else if ('failed' in message) {
+        this.markOpened(false);
         this.log(`columnar index: cannot start: ${message.failed}`);
         stopped(new Error(`the columnar index cannot start: ${message.failed}`));
       }

@@ -31,6 +31,8 @@ export type ColumnarResponse =
   | { id: number; total: number; ids: number[] }
   | { id: number; error: string }
   | { id: number; closed: true }
+  /** The thread has opened the index and the source; it may still be catching up. */
+  | { opened: true }
   /** The thread could not start: it ends. */
   | { failed: string }
   | { log: string };

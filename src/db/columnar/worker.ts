@@ -59,6 +59,7 @@ try {
   port.postMessage({ failed: (error as Error).message } satisfies ColumnarResponse);
   process.exit(1);
 }
+port.postMessage({ opened: true } satisfies ColumnarResponse);
 const keepUp = () => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
 const poll = setInterval(keepUp, options.pollMs);
 keepUp();
