@@ -110,8 +110,8 @@ export function sqliteFile(dataDir: string): string {
   return sqliteFiles(dataDir).main;
 }
 
-// Page cache of each SQLite connection (the default is 2 MiB): a list page reads some hundred pages.
-const SQLITE_CACHE_KIB = 32 * 1024;
+// Page cache of each SQLite connection (the default is 2 MiB): a page of conversions read by id touches some hundred pages.
+const SQLITE_CACHE_KIB = 8 * 1024;
 
 // Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
 const SQLITE_READERS = 2;

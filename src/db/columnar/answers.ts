@@ -1,12 +1,13 @@
 /**
  * Counts and pages of an append-only table that stay exact as rows arrive: rows come only with
  * ids above every earlier one, so what was counted up to an id stays counted and only rows above
- * it need counting; and a full page, once found, never changes (later rows come after it). The
- * keys say which account and filters; bounded, least recently used first out.
+ * it need counting; and a full page, once found, never changes (later rows come after it), while
+ * a page with room left holds until a row arrives. The keys say which account and filters;
+ * bounded, least recently used first out.
  */
 export class AppendOnlyAnswers {
   private readonly counts = new Map<string, { count: number; upTo: number }>();
-  private readonly pages = new Map<string, number[]>();
+  private readonly pages = new Map<string, { ids: number[]; upTo: number }>();
 
   constructor(
     private readonly maxCounts = 10_000,
@@ -39,14 +40,15 @@ export class AppendOnlyAnswers {
     remember(this.counts, key, { count, upTo }, this.maxCounts);
   }
 
-  /** The ids of a full page found before. */
-  page(key: string, page: number): number[] | undefined {
-    return touch(this.pages, `${key}#${page}`);
+  /** The ids of a page found before that still hold up to id `upTo`. */
+  page(key: string, page: number, upTo: number): number[] | undefined {
+    const known = touch(this.pages, `${key}#${page}`);
+    return known && (known.upTo === Infinity || known.upTo === upTo) ? known.ids : undefined;
   }
 
-  /** Remembers a page if it is full: a page with room left gains rows as they arrive. */
-  rememberPage(key: string, page: number, ids: number[], pageSize: number): void {
-    if (ids.length === pageSize) remember(this.pages, `${key}#${page}`, ids, this.maxPages);
+  /** Remembers a page found up to id `upTo`: for good if it is full, else until a row arrives. */
+  rememberPage(key: string, page: number, ids: number[], pageSize: number, upTo: number): void {
+    remember(this.pages, `${key}#${page}`, { ids, upTo: ids.length === pageSize ? Infinity : upTo }, this.maxPages);
   }
 
   clear(): void {

@@ -238,7 +238,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   };
 
   let total = await answers.count(key, upTo, count);
-  const cachedIds = answers.page(key, page);
+  const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page: min(id, n) keeps the n smallest matching ids.
@@ -248,19 +248,19 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
     total = Number(counted);
     answers.remember(key, total, upTo);
     const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
-    answers.rememberPage(key, page, ids, PAGE_SIZE);
+    answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
     return { total, ids };
   }
   total ??= await answers.recount(key, upTo, count);
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
-  const before = answers.page(key, page - 1);
+  const before = answers.page(key, page - 1, upTo);
   const params = new BoundParams(accountId, upTo);
   const after = before ? ` AND id > ${before.at(-1)!}` : '';
   const offset = before ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
   const result = await run(`SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params);
   const ids = result.getRows().map((row) => Number(row[0]));
-  answers.rememberPage(key, page, ids, PAGE_SIZE);
+  answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
 }
 
