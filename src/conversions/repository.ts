@@ -1,7 +1,6 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 
-export type ConversionRow = Selectable<ConversionsTable>;
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
 
 /** All SQL about conversions. */

@@ -43,9 +43,9 @@ export interface Database {
   /** Moves the conversions tables into the conversions file (SQLite); does nothing on PostgreSQL. */
   separateConversions(executor: Kysely<any>): Promise<void>;
   /**
-   * Gathers the statistics the planner chooses plans by, for every table. Without them SQLite
-   * can plan a filter on two of an array's conditions as a product of their matches (seconds at
-   * 10,000 rows, minutes at 100,000). Run at start, after every import and now and then.
+   * Gathers the statistics the planner chooses plans by, for every table: SQLite never gathers
+   * them by itself, and plans asset filters and lookups blind without them. Run at start, after
+   * every import and now and then.
    */
   refreshStatistics(executor?: Kysely<any>): Promise<void>;
   /**

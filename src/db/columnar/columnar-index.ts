@@ -65,7 +65,8 @@ export class ColumnarIndex {
       await closed;
     }
     filesInUse.delete(this.file);
-    if (this.ownFile) for (const file of [this.file, `${this.file}.wal`]) fs.rmSync(file, { force: true });
+    // With the file go its journal and what DuckDB spilled beside it.
+    if (this.ownFile) for (const file of [this.file, `${this.file}.wal`, `${this.file}.tmp`]) fs.rmSync(file, { force: true, recursive: true });
   }
 
   private start(): Worker {

@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
+import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisThreadsPriority } from '../worker-thread.js';
 import { AppendOnlyAnswers } from './answers.js';
@@ -29,7 +30,6 @@ const FORMAT = createHash('sha256').update(JSON.stringify([1, table, columns, op
 const BATCH_ROWS = 20_000;
 // A catch-up of at least this many rows says so in the log, and how far it is every so often.
 const LOG_FROM_ROWS = 50_000;
-const PAGE_SIZE = 100;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
 
