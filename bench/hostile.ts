@@ -16,14 +16,13 @@
  * conversions and for a public asset, as a landing page would. It prints the probe's latencies
  * (the target: p99 at most 50 ms), what the heavy client got, and the service's peak memory.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
-import { NEW_QUESTION_FAMILIES } from './scenarios.js';
-import { freshPostgres, listeningAddress, memoryMiB } from './service.js';
+import { day, newQuestions } from './scenarios.js';
+import { build, children, freshPostgres, latencies, listeningAddress, memoryMiB, runPinned, startPinned, writeConversions } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = 'dist/cli.js';
@@ -53,40 +52,10 @@ const options = {
 const engine = options.serverUrl ? 'postgres' : 'sqlite';
 const log = (line: string) => console.error(`[hostile] ${line}`);
 
-const children = new Set<ChildProcess>();
-function start(script: string, scriptArgs: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [script, ...scriptArgs], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-async function run(script: string, scriptArgs: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = start(script, scriptArgs, env);
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.resume();
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`${script} ${scriptArgs.join(' ')} exited with ${code}:\n${output}`);
-  return output;
-}
-
-function writeNdjson(file: string, count: number, seed: number): void {
-  const fd = fs.openSync(file, 'w');
-  let lines: string[] = [];
-  for (const record of syntheticConversions(count, { random: seededRandom(seed) })) {
-    lines.push(JSON.stringify(record));
-    if (lines.length === 10_000) {
-      fs.writeSync(fd, `${lines.join('\n')}\n`);
-      lines = [];
-    }
-  }
-  if (lines.length > 0) fs.writeSync(fd, `${lines.join('\n')}\n`);
-  fs.closeSync(fd);
-}
+// The service, the command line and the clients share the machine, unpinned (startPinned(undefined)).
+const cli = (cliArgs: string[], env: NodeJS.ProcessEnv) => runPinned(undefined, CLI, cliArgs, { cwd: ROOT, env });
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
-const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
 
 /** A question as heavy as the filter language allows: ranges and lists on many columns at once, a deep page. */
 function heavyQuestion(): string {
@@ -112,13 +81,9 @@ function heavyQuestion(): string {
   return `/api/v1/conversions?${parameters.join('&')}`;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-function summary(latencies: number[]): string {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return `n ${sorted.length}, p50 ${percentile(sorted, 50).toFixed(1)} ms, p90 ${percentile(sorted, 90).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? NaN).toFixed(1)} ms`;
+function summary(ms: number[]): string {
+  const { n, p50Ms, p90Ms, p99Ms, maxMs } = latencies(ms);
+  return `n ${n}, p50 ${p50Ms.toFixed(1)} ms, p90 ${p90Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(1)} ms`;
 }
 
 async function timed(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; status: number }> {
@@ -147,18 +112,16 @@ async function main(): Promise<number> {
   };
   let server: ChildProcess | undefined;
   try {
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`);
+    build(ROOT);
     const seedFile = path.join(workDir, 'seed.ndjson');
     const importFile = path.join(workDir, 'import.ndjson');
-    writeNdjson(seedFile, options.conversions, 1);
-    writeNdjson(importFile, options.importRows, 2);
+    writeConversions(seedFile, options.conversions, 1);
+    writeConversions(importFile, options.importRows, 2);
     log(`${engine}: importing ${options.conversions} conversions to start from...`);
-    await run(CLI, ['conversions', 'import', seedFile], env);
-    await run(CLI, ['seed', '--conversions', '0', '--assets', '5'], env);
+    await cli(['conversions', 'import', seedFile], env);
+    await cli(['seed', '--conversions', '0', '--assets', '5'], env);
 
-    server = start(CLI, ['serve'], { ...env, PORT: '0' });
-    server.stderr!.pipe(process.stderr);
+    server = startPinned(undefined, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' } });
     const baseUrl = await listeningAddress(server, 'the service');
     const headers = { 'x-api-key': API_KEY };
     const assets = (await (await fetch(`${baseUrl}/api/v1/assets`, { headers })).json()) as { entries: { public_url: string | null }[] };
@@ -169,21 +132,24 @@ async function main(): Promise<number> {
 
     const deadline = performance.now() + options.seconds * 1000;
     let importing = true;
-    const importDone = (args['no-import'] ? new Promise<string>((resolve) => setTimeout(resolve, options.seconds * 1000, 'left out')) : run(CLI, ['conversions', 'import', importFile], env)).then(
+    const importDone = (args['no-import'] ? new Promise<string>((resolve) => setTimeout(resolve, options.seconds * 1000, 'left out')) : cli(['conversions', 'import', importFile], env)).then(
       (out) => log(`import finished: ${out.trim()}`),
       (error: Error) => log(`import failed: ${error.message}`),
     ).finally(() => (importing = false));
 
     const heavy: { ms: number; status: number; family: string }[] = [];
-    const families = Object.entries(NEW_QUESTION_FAMILIES);
-    const nextQuestion = (n: number): { family: string; url: string } => {
+    // --questions new: one of each family in turn, none asked before in the run (newQuestions).
+    const asked = new Set<string>();
+    let queued: { family: string; query: string }[] = [];
+    const nextQuestion = (): { family: string; url: string } => {
       if (args.questions !== 'new') return { family: 'heaviest', url: heavyQuestion() };
-      const [family, make] = families[n % families.length]!;
-      return { family, url: `/api/v1/conversions?${make(Math.random).query}` };
+      if (queued.length === 0) queued = newQuestions(Math.random, 1, asked);
+      const { family, query } = queued.shift()!;
+      return { family, url: `/api/v1/conversions?${query}` };
     };
     const heavyClient = (async () => {
       while (!args['no-heavy'] && performance.now() < deadline && importing) {
-        const { family, url } = nextQuestion(heavy.length);
+        const { family, url } = nextQuestion();
         heavy.push({ ...(await timed(baseUrl + url, headers)), family });
       }
     })();
@@ -206,8 +172,7 @@ async function main(): Promise<number> {
     await heavyClient;
     const statuses = new Map<number, number>();
     for (const { status } of heavy) statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    const both = [...probeList, ...probeAsset].sort((a, b) => a - b);
-    const p99 = percentile(both, 99);
+    const { p99Ms: p99 } = latencies([...probeList, ...probeAsset]);
     console.log(`engine ${engine}, ${options.conversions} conversions, importing ${options.importRows} more (${stillImporting ? 'still running at the end of the probe' : 'finished during the probe'})`);
     for (const family of new Set(heavy.map((h) => h.family))) {
       console.log(`questions, ${family}: ${summary(heavy.filter((h) => h.family === family).map((h) => h.ms))}`);

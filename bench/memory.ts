@@ -16,13 +16,13 @@
  *
  * With --database, a fresh database is created on that server and dropped afterwards.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
+import { build, freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const API_KEY = `acds_memory_${'m'.repeat(32)}`;
@@ -153,8 +153,7 @@ async function main(): Promise<number> {
   const trickles: Trickle[] = [];
   try {
     if (serverUrl) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(serverUrl, 'acds_memory'));
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`);
+    build(ROOT);
 
     service = await startService({
       ...process.env,

@@ -29,14 +29,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
+import { seededRandom } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
 import { engineFloorSeconds } from './engine-floor.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
-import { BenchFailure, canPin, children, freshPostgres, listeningAddress, memoryMiB, runPinned, startPinned, stop } from './service.js';
+import { BenchFailure, build, canPin, children, freshPostgres, listeningAddress, memoryMiB, runPinned, startPinned, stop, writeConversions } from './service.js';
 import { uploadFile } from './upload.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -99,12 +99,6 @@ async function startServer(cwd: string, script: string, scriptArgs: string[], en
   return { child, baseUrl: await listeningAddress(child, script).catch((error: Error) => Promise.reject(new BenchFailure(error.message))) };
 }
 
-/** Compiles the service of `cwd` into its dist/ (npm run build), as `npm start` does. */
-function build(cwd: string): void {
-  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd, encoding: 'utf8' });
-  if (built.status !== 0) throw new BenchFailure(`npm run build in ${cwd} failed:\n${built.stdout}${built.stderr}`);
-}
-
 function git(gitArgs: string[]): string {
   const result = spawnSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new BenchFailure(`git ${gitArgs.join(' ')} failed:\n${result.stderr}`);
@@ -131,19 +125,9 @@ function sampleRss(pid: number): () => number | undefined {
 function generate(file: string, count: number): DataSummary {
   const buyers: DataSummary['buyers'] = [];
   const every = Math.max(1, Math.floor(count / 1000)); // a sample of about 1,000 buyers, spread over the file
-  const fd = fs.openSync(file, 'w');
-  let lines: string[] = [];
-  let index = 0;
-  for (const record of syntheticConversions(count, { random: seededRandom(SEED) })) {
-    if (index++ % every === 0) buyers.push({ user_id: String(record.user_id), zip_code: String(record.zip_code) });
-    lines.push(JSON.stringify(record));
-    if (lines.length === 10_000) {
-      fs.writeSync(fd, `${lines.join('\n')}\n`);
-      lines = [];
-    }
-  }
-  if (lines.length > 0) fs.writeSync(fd, `${lines.join('\n')}\n`);
-  fs.closeSync(fd);
+  writeConversions(file, count, SEED, (record, index) => {
+    if (index % every === 0) buyers.push({ user_id: String(record.user_id), zip_code: String(record.zip_code) });
+  });
   return { conversions: count, buyers };
 }
 

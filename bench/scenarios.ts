@@ -160,7 +160,8 @@ export interface NewQuestion {
   matches: (row: ConversionFacts) => boolean;
 }
 
-const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+/** The date `offset` days after the generator's first, 2025-01-01, as YYYY-MM-DD. */
+export const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
 
 /** A window of whole days, `from` to `to` both included (created_at.between on dates), of `min` to `max` days. */
 function dayWindow(random: () => number, min: number, max: number): { from: string; to: string; matches: (row: ConversionFacts) => boolean } {

@@ -1,15 +1,45 @@
 /**
- * What every benchmark does around the service it measures: a PostgreSQL database of its own,
- * the service started (pinned to a core) and stopped as a real process, its memory read from
- * /proc, and percentiles of latencies.
+ * What every benchmark does around the service it measures: the conversions it imports, a
+ * PostgreSQL database of its own, the service built, started (pinned to a core) and stopped as a
+ * real process, its memory read from /proc, and percentiles of latencies.
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
+import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
 
-export async function adminQuery(serverUrl: string, text: string): Promise<void> {
+/**
+ * Writes `count` synthetic conversions (the seeder's generator, from `seed`) to `file` as NDJSON,
+ * one a line; `each` sees every record, with its index, as it is written.
+ */
+export function writeConversions(file: string, count: number, seed: number, each?: (record: Record<string, unknown>, index: number) => void): void {
+  const fd = fs.openSync(file, 'w');
+  try {
+    let lines: string[] = [];
+    let index = 0;
+    for (const record of syntheticConversions(count, { random: seededRandom(seed) })) {
+      each?.(record, index++);
+      lines.push(JSON.stringify(record));
+      if (lines.length === 10_000) {
+        fs.writeSync(fd, `${lines.join('\n')}\n`);
+        lines = [];
+      }
+    }
+    if (lines.length > 0) fs.writeSync(fd, `${lines.join('\n')}\n`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Compiles the service of `cwd` into its dist/ (npm run build), as `npm start` does. */
+export function build(cwd: string): void {
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd, encoding: 'utf8' });
+  if (built.status !== 0) throw new BenchFailure(`npm run build in ${cwd} failed:\n${built.stdout}${built.stderr}`);
+}
+
+async function adminQuery(serverUrl: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
@@ -72,12 +102,13 @@ export const canPin = os.availableParallelism() >= 2 && spawnSync('taskset', ['-
 export const children = new Set<ChildProcess>();
 
 /**
- * Starts a Node script pinned to `core`: compiled JavaScript as `npm start` runs it, TypeScript
- * (the benchmark's own scripts) through tsx. Its standard output is piped, its errors inherited.
+ * Starts a Node script pinned to `core` (undefined: not pinned): compiled JavaScript as `npm start`
+ * runs it, TypeScript (the benchmark's own scripts) through tsx. Its standard output is piped, its
+ * errors inherited.
  */
-export function startPinned(core: number, script: string, scriptArgs: string[], { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
+export function startPinned(core: number | undefined, script: string, scriptArgs: string[], { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
   const nodeArgs = script.endsWith('.ts') ? ['--import', 'tsx', script, ...scriptArgs] : [script, ...scriptArgs];
-  const [command, commandArgs] = canPin ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const [command, commandArgs] = canPin && core !== undefined ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -85,7 +116,7 @@ export function startPinned(core: number, script: string, scriptArgs: string[], 
 }
 
 /** Runs a script (startPinned) to its end; resolves with its standard output, rejects when it fails. */
-export async function runPinned(core: number, script: string, scriptArgs: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+export async function runPinned(core: number | undefined, script: string, scriptArgs: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
   const child = startPinned(core, script, scriptArgs, options);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
