@@ -6,20 +6,25 @@ import { formatOfPath, importConversions, readRecords } from '../../src/conversi
 import { accountWithKey, describeEachEngine, startTestApp, type TestContext } from '../helper.js';
 
 /**
- * Every `curl` example of the README's tour, replayed against the example data: a
- * summarised one (`| jq -c "$summary"`) is compared as its totals and receipts, a plain one
- * by its exact body.
+ * Every `curl` example of the tour, the README's short one and its continuation in
+ * docs/tour.md, replayed against the example data: a summarised one (`| jq -c "$summary"`) is
+ * compared as its totals and receipts, a plain one by its exact body.
  */
 const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const tour = fs.readFileSync(new URL('../../docs/tour.md', import.meta.url), 'utf8');
 const EXAMPLE = /^curl -s "\$ACDS(\/api\/v1\/[^"]*)" -H "X-API-Key: ([^"]*)"( \| jq -c "\$summary")?\n# (.*)$/gm;
-const examples = [...readme.matchAll(EXAMPLE)].map(([, url, keyText, summarised, answer]) => ({
-  url: url!,
-  keyText: keyText!,
-  summarised: !!summarised,
-  answer: answer!,
-}));
+const examplesOf = (text: string, file: string) =>
+  [...text.matchAll(EXAMPLE)].map(([, url, keyText, summarised, answer]) => ({
+    file,
+    url: url!,
+    keyText: keyText!,
+    summarised: !!summarised,
+    answer: answer!,
+  }));
+const readmeExamples = examplesOf(readme, 'README.md');
+const examples = [...readmeExamples, ...examplesOf(tour, 'docs/tour.md')];
 
-describeEachEngine('README tour', (engine) => {
+describeEachEngine('README and docs/tour.md tour', (engine) => {
   let ctx: TestContext;
   let key: string;
   before(async () => {
@@ -34,12 +39,13 @@ describeEachEngine('README tour', (engine) => {
   });
   after(() => ctx.close());
 
-  test('the README has curl examples to check', () => {
+  test('the README and docs/tour.md have curl examples to check', () => {
+    assert.ok(readmeExamples.length >= 3, `found only ${readmeExamples.length} examples in the README`);
     assert.ok(examples.length >= 15, `found only ${examples.length} examples`);
   });
 
   for (const example of examples) {
-    test(`answers as printed: ${example.url}`, async () => {
+    test(`answers as printed in ${example.file}: ${example.url}`, async () => {
       const response = await ctx.app.inject({ url: example.url, headers: { 'x-api-key': example.keyText === '$KEY' ? key : example.keyText } });
       if (!example.summarised) return assert.equal(response.body, example.answer);
       const body = response.json();
@@ -48,21 +54,22 @@ describeEachEngine('README tour', (engine) => {
     });
   }
 
-  test('the full entry printed in the README is the one served', async () => {
-    const printed = /```json\n(.*)\n```/.exec(readme)?.[1];
+  test('the full entry printed in docs/tour.md is the one served', async () => {
+    const printed = /```json\n(.*)\n```/.exec(tour)?.[1];
+    assert.ok(printed, 'docs/tour.md prints an entry');
     const response = await ctx.app.inject({ url: '/api/v1/conversions?receipt=DS-77', headers: { 'x-api-key': key } });
     assert.equal(response.body, printed);
   });
 });
 
 /**
- * The assets tour is a shell block: it runs as written, with curl and jq, against the service
- * listening on a loopback port, and each command must print the line under it.
+ * The assets tour (docs/tour.md) is a shell block: it runs as written, with curl and jq, against
+ * the service listening on a loopback port, and each command must print the line under it.
  */
-const assetsTour = /<!-- tour:assets -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+const assetsTour = /<!-- tour:assets -->\n```sh\n([\s\S]*?)```/.exec(tour)?.[1] ?? '';
 
-describeEachEngine('README assets tour', (engine) => {
-  test('every command prints what the README says', async () => {
+describeEachEngine('docs/tour.md assets tour', (engine) => {
+  test('every command prints what docs/tour.md says', async () => {
     const ctx = await startTestApp(engine);
     try {
       const { key } = await accountWithKey(ctx.accounts, 'tour');
