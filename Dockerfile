@@ -1,5 +1,5 @@
 # The service's image: the same code and command as `npm start`, configured by the environment
-# (README, Configuration). Build: docker build -t acds .
+# (docs/deployment.md#configuration). Build: docker build -t acds .
 FROM node:20-bookworm-slim
 WORKDIR /app
 # better-sqlite3 compiles from source on Node 20.

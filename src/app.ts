@@ -115,7 +115,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
     else if (closing) reply.header('connection', 'close');
   });
   app.setErrorHandler((error, request, reply) =>
-    errorHandler(database.isStatementTimeout(error) ? tooSlow(config.statementTimeoutMs) : (error as FastifyError), request, reply),
+    errorHandler(database.isStatementTimeout(error) ? tooSlow(config.requestStatementTimeoutMs) : (error as FastifyError), request, reply),
   );
   app.setNotFoundHandler(notFoundHandler);
 

@@ -19,7 +19,7 @@ import { serve } from './server.js';
 async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // The command line's work (an import, a migration) is long by nature: no statement time limit.
-  const database = openDatabase({ ...config, statementTimeoutMs: undefined });
+  const database = openDatabase(config);
   try {
     await migrateToLatest(database);
     return await work(database, config);
@@ -57,7 +57,7 @@ program
   .description('bring the database schema up to date')
   .action(async () => {
     // Not withDatabase, which would migrate before this could tell what it applies.
-    const database = openDatabase({ ...loadConfig(), statementTimeoutMs: undefined });
+    const database = openDatabase(loadConfig());
     try {
       const applied = await migrateToLatest(database);
       console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
@@ -111,16 +111,14 @@ program
   .action((file: string, { account }: { account: string }) => {
     yieldToTheService();
     return withDatabase(async (database) => {
-      const { db, refreshStatistics } = database;
       const format = formatOfPath(file);
       const source = await openSource(file);
-      const inAccount = () => new AccountService(db).findOrCreateAccount(account);
+      const inAccount = () => new AccountService(database.db).findOrCreateAccount(account);
       const problems = new ProblemReport((line) => console.error(line));
       const progress = new ProgressReport({ print: (line) => console.error(line), fractionRead: source.fractionRead });
       const result = await importConversions(database, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
-        refreshStatistics: () => refreshStatistics(),
       }).finally(() => problems.end());
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
@@ -151,7 +149,6 @@ program
       const result = await importConversions(database, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
-        refreshStatistics: () => database.refreshStatistics(),
       });
       await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);

@@ -32,8 +32,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** A connection that moves no bytes either way for this long is closed, a stalled upload with it. */
   idleTimeoutMs: number;
-  /** A database statement of a request running longer is stopped and the request answered 503. */
-  statementTimeoutMs: number;
+  /**
+   * A database statement of a request running longer is stopped and the request answered 503.
+   * Named apart from DatabaseOptions.statementTimeoutMs, so that a database opened from the
+   * whole configuration (the command line's) gets no limit unless it asks for this one.
+   */
+  requestStatementTimeoutMs: number;
   /** The columnar index of conversions (DuckDB): its memory_limit and its threads. */
   columnar: { memoryMiB: number; threads: number };
   /** Set (by S3_BUCKET) when asset bytes live in S3 rather than under `dataDir`. */
@@ -82,7 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Ten minutes lets a 1 GiB upload arrive at under 2 MB/s; half a minute of silence is not a slow client but a gone or hostile one.
     requestTimeoutMs: integerVar('REQUEST_TIMEOUT_MS', read('REQUEST_TIMEOUT_MS'), 600_000, 1000, 86_400_000),
     idleTimeoutMs: integerVar('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, 1000, 3_600_000),
-    statementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
+    requestStatementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
     columnar: {
       memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, 32, 1_048_576),
       threads: integerVar('COLUMNAR_THREADS', read('COLUMNAR_THREADS'), 1, 1, 64),

@@ -329,7 +329,7 @@ export async function migrateData(
 
   log(`from: ${from}`);
   log(`to:   ${to}`);
-  const sourceDatabase = openDatabase({ ...sourceConfig, poolSize: 2, statementTimeoutMs: undefined });
+  const sourceDatabase = openDatabase({ ...sourceConfig, poolSize: 2 });
   const destinationDatabase = openDatabase({ databaseUrl: destination.databaseUrl, dataDir: destination.dataDir ?? '', poolSize: 2 });
   const stores: BlobStore[] = [];
   try {

@@ -17,12 +17,12 @@ const SHUTDOWN_DEADLINE_MS = 25_000;
 export async function serve(): Promise<void> {
   const config = loadConfigOrExit();
   await migrateWithoutTimeLimit(config);
-  const database = openDatabase(config);
-  // Fresh statistics before the first question (an import refreshes them after its commit); on
-  // SQLite they are written, and a writer of another process may hold the file a while.
+  const database = openDatabase({ ...config, statementTimeoutMs: config.requestStatementTimeoutMs });
+  // Fresh statistics soon after the start, not before it: on SQLite they are written, and a
+  // writer of another process (an import) may hold the file a while.
   const refreshStatistics = () =>
     database.refreshStatistics().catch((error) => console.error(`refreshing the statistics failed (${error.message}); the next run tries again`));
-  await refreshStatistics();
+  void refreshStatistics();
   const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
   const blobs = await openBlobStore(config);
   const app = await buildApp({ config, database, blobs });
@@ -78,7 +78,7 @@ export async function serve(): Promise<void> {
  * may take: they run on a connection of their own without the limit.
  */
 async function migrateWithoutTimeLimit(config: Config): Promise<void> {
-  const database = openDatabase({ ...config, statementTimeoutMs: undefined });
+  const database = openDatabase(config);
   try {
     await migrateToLatest(database);
   } finally {

@@ -116,7 +116,7 @@ export async function startTestApp(
   // Counters in Redis outlive the app: each test app counts apart unless told to share.
   { redisNamespace = `acds-test:${randomBytes(6).toString('hex')}:` } = {},
 ): Promise<TestContext> {
-  const database = await freshDatabase(engine, { statementTimeoutMs: overrides.statementTimeoutMs });
+  const database = await freshDatabase(engine, { statementTimeoutMs: overrides.requestStatementTimeoutMs });
   const s3 = engine === 'postgres' ? await startS3Server() : undefined;
   const config = testConfig(database, {
     rateLimit: { max: 0, windowMs: 60_000 },
@@ -153,7 +153,7 @@ export async function accountWithKey(accounts: AccountService, name: string): Pr
 export async function insertConversions(database: Database, accountId: number, values: object[]): Promise<void> {
   const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
   const problems: string[] = [];
-  const options = { onProblem: (p: LineProblem) => problems.push(`${p.line}: ${p.reason}`), refreshStatistics: () => database.refreshStatistics() };
+  const options = { onProblem: (p: LineProblem) => problems.push(`${p.line}: ${p.reason}`) };
   await importConversions(database, accountId, records, options).catch(
     (error) => {
       throw new Error(`${error.message}\n${problems.join('\n')}`);

@@ -32,11 +32,6 @@ export class AccountService {
     return existing ? { id: existing.id, created: false } : { id: (await this.ensureAccount(name)).id, created: true };
   }
 
-  /** Removes an account that holds nothing: no key, asset or conversion (one made for an import that was then refused). */
-  removeAccountIfEmpty(id: number): Promise<void> {
-    return this.accounts.removeIfEmpty(id);
-  }
-
   /** Creates a key for the account (and the account if it is new); the key is returned once. */
   async createKey(accountName: string): Promise<string> {
     const account = await this.ensureAccount(accountName);

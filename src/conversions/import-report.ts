@@ -18,7 +18,7 @@ export function ignoredIdsWarning(rows: number): string | undefined {
 }
 
 /** How many problems are printed one a line; the rest are counted by reason. */
-export const PROBLEMS_PRINTED = 20;
+const PROBLEMS_PRINTED = 20;
 /** How many reasons the count of the rest names; the others are summed up in one line. */
 const REASONS_NAMED = 10;
 /**
@@ -73,9 +73,9 @@ export class ProblemReport {
 }
 
 /** An import that ends within this time prints only its result: its progress would be noise. */
-export const QUIET_FOR_MS = 2_000;
+const QUIET_FOR_MS = 2_000;
 /** After that, a line each time the phase changes, and one this often within a phase. */
-export const PROGRESS_EVERY_MS = 5_000;
+const PROGRESS_EVERY_MS = 5_000;
 
 export interface ProgressReportOptions {
   print: (line: string) => void;

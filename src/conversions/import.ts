@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import split2 from 'split2';
 import { AccountRepository } from '../accounts/repository.js';
@@ -43,13 +43,10 @@ export interface ImportOptions {
   /** Told about every bad line as it is found, so that memory stays bounded. */
   onProblem: (problem: LineProblem) => void;
   /**
-   * Told where the import is: as it starts reading, every PROGRESS_EVERY rows read, before and
-   * after each index a bulk load builds, and as it commits; so that a long import can say how
-   * far it is while the import itself prints nothing.
+   * Told where the import is: as it starts reading, every PROGRESS_EVERY rows read, and as it
+   * commits; so that a long import can say how far it is while the import itself prints nothing.
    */
   onProgress?: (progress: ImportProgress) => void;
-  /** The adapter's Database.refreshStatistics, run once the rows are committed. */
-  refreshStatistics?: () => Promise<void>;
 }
 
 const BATCH_SIZE = 250;
@@ -125,9 +122,7 @@ export async function importConversions(
   // Accounts are in another file than conversions on SQLite, where no foreign key can check this.
   if (!(await new AccountRepository(db).exists(accountId))) throw new Error(`there is no account ${accountId}`);
   try {
-    const result = await importInTransaction(database, accountId, records, options);
-    if (result.inserted > 0) await options.refreshStatistics?.();
-    return result;
+    return await importInTransaction(database, accountId, records, options);
   } catch (error) {
     if (created) await new AccountRepository(db).removeIfEmpty(accountId);
     throw error;
@@ -194,21 +189,13 @@ export function readRecords(input: Readable, format: ImportFormat): AsyncIterabl
   return format === 'csv' ? csvRecords(input) : ndjsonRecords(input);
 }
 
-/**
- * `pipe` passes on data, not errors: an input that fails as it is read (a disk error, a closed
- * pipe) ends the records with its error, instead of an 'error' event no one listens to, which
- * ends the process.
- */
-function failWith(input: Readable, reader: Readable): void {
-  input.once('error', (error) => reader.destroy(error));
-}
-
 async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let line = 0;
   const tooLong = () => new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
   // split2 stops reading when a line outgrows the limit across chunks; a chunk holding all of one is checked here.
-  const lines = input.pipe(split2({ maxLength: MAX_LINE_LENGTH }));
-  failWith(input, lines);
+  // pipeline, not pipe: an input that fails as it is read (a disk error, a closed pipe) ends the
+  // records with its error, instead of an 'error' event no one listens to, which ends the process.
+  const lines = pipeline(input, split2({ maxLength: MAX_LINE_LENGTH }), () => {});
   try {
     for await (const text of lines) {
       if (text.length > MAX_LINE_LENGTH) throw tooLong();
@@ -226,7 +213,8 @@ async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
 }
 
 async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
-  const parser = input.pipe(
+  const parser = pipeline(
+    input,
     parseCsv({
       bom: true,
       max_record_size: MAX_LINE_LENGTH,
@@ -240,8 +228,8 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
         return header;
       },
     }),
+    () => {},
   );
-  failWith(input, parser);
   for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     const converted = fromCsvRecord(record);
     yield { line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } };

@@ -29,9 +29,10 @@ const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
 /**
- * The longest text value, and tracking code, in bytes of UTF-8: most text columns are indexed,
- * as are tracking codes, and PostgreSQL refuses an index entry over 2,704 bytes (2,048 Chinese
- * characters, 6,144 bytes, failed the whole import there and not on SQLite).
+ * The longest text value, and tracking code, in bytes of UTF-8: the receipt is in a unique
+ * index, and PostgreSQL refuses an index entry over 2,704 bytes (2,048 Chinese characters, 6,144
+ * bytes, failed the whole import there and not on SQLite); one limit for every text keeps the
+ * rule simple to state.
  */
 export const MAX_TEXT_BYTES = 2048;
 

@@ -44,8 +44,8 @@ export interface Database {
   separateConversions(executor: Kysely<any>): Promise<void>;
   /**
    * Gathers the statistics the planner chooses plans by, for every table: SQLite never gathers
-   * them by itself, and plans asset filters and lookups blind without them. Run at start, after
-   * every import and now and then.
+   * them by itself, and plans asset filters and lookups blind without them. Run at start and
+   * hourly (conversions are filtered in the columnar index, which needs none).
    */
   refreshStatistics(executor?: Kysely<any>): Promise<void>;
   /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 
 /** Enough of a URL or header to recognise a request by; a client may send up to the 16 KiB Node accepts. */
-export const LOGGED_CHARS = 200;
+const LOGGED_CHARS = 200;
 
 /** Text from a request as the log shows it: at most LOGGED_CHARS characters, saying how long it was when cut. */
 export function shortForLog(text: string): string {

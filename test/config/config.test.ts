@@ -21,7 +21,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.maxUploadBytes, 104_857_600);
     assert.equal(config.requestTimeoutMs, 600_000);
     assert.equal(config.idleTimeoutMs, 30_000);
-    assert.equal(config.statementTimeoutMs, 15_000);
+    assert.equal(config.requestStatementTimeoutMs, 15_000);
     assert.deepEqual(config.columnar, { memoryMiB: 128, threads: 1 });
     assert.equal(config.s3, undefined);
     assert.equal(config.bootstrapApiKey, undefined);
@@ -67,7 +67,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.maxUploadBytes, 1024);
     assert.equal(config.requestTimeoutMs, 1_200_000);
     assert.equal(config.idleTimeoutMs, 5000);
-    assert.equal(config.statementTimeoutMs, 2500);
+    assert.equal(config.requestStatementTimeoutMs, 2500);
     assert.deepEqual(config.columnar, { memoryMiB: 256, threads: 2 });
     assert.equal(config.bootstrapApiKey, 'a-long-enough-bootstrap-key');
     assert.equal(config.logLevel, 'warn');

