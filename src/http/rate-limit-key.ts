@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The counter a client address counts against. An IPv4 address is its own counter. An IPv6
@@ -8,37 +9,11 @@ import { isIPv4, isIPv6 } from 'node:net';
  * Anything that is not an address (a garbled X-Forwarded-For) is its own counter, as it is.
  */
 export function rateLimitKey(address: string, ipv6PrefixLength: number): string {
-  if (isIPv4(address)) return address;
-  const withoutZone = address.split('%')[0]!;
-  if (!isIPv6(withoutZone)) return address;
-  const groups = ipv6Groups(withoutZone);
-  if (isIPv4Mapped(groups)) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  return `${keepLeadingBits(groups, ipv6PrefixLength).map((group) => group.toString(16)).join(':')}/${ipv6PrefixLength}`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address, `::` expanded and a trailing IPv4 part split in two. */
-function ipv6Groups(address: string): number[] {
-  const [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
-  const parse = (part: string | undefined) => (part ? part.split(':').flatMap(groupsOfPart) : []);
-  const leading = parse(head);
-  if (tail === undefined) return leading;
-  const trailing = parse(tail);
-  return [...leading, ...Array<number>(8 - leading.length - trailing.length).fill(0), ...trailing];
-}
-
-function groupsOfPart(part: string): number[] {
-  if (!part.includes('.')) return [parseInt(part, 16)];
-  const [a, b, c, d] = part.split('.').map(Number) as [number, number, number, number];
-  return [(a << 8) | b, (c << 8) | d];
-}
-
-function isIPv4Mapped(groups: number[]): boolean {
-  return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
-}
-
-function keepLeadingBits(groups: number[], bits: number): number[] {
-  return groups.map((group, index) => {
-    const kept = Math.min(16, Math.max(0, bits - index * 16));
-    return kept === 0 ? 0 : group & (0xffff << (16 - kept)) & 0xffff;
-  });
+  // Node's own checks are strict: ipaddr.js would also take classful forms such as "10.1".
+  if (!isIPv4(address) && !isIPv6(address.split('%')[0]!)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const mask = ipaddr.IPv6.subnetMaskFromPrefixLength(ipv6PrefixLength).toByteArray();
+  const network = new ipaddr.IPv6(parsed.toByteArray().map((byte, index) => byte & mask[index]!));
+  return `${network.toNormalizedString()}/${ipv6PrefixLength}`;
 }
