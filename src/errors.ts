@@ -21,5 +21,5 @@ export const notFound = (message: string) => new AppError(404, message);
 export const tooSlow = (limitMs: number) =>
   new AppError(
     503,
-    `this question took longer than ${limitMs / 1000} s to answer and was stopped: narrow it (a date range, a more selective filter) or ask again later`,
+    `the database took longer than ${limitMs / 1000} s over this request and it was stopped: ask again later (a list can also be narrowed by more selective filters)`,
   );
