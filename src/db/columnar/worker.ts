@@ -26,8 +26,9 @@ const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256').update(JSON.stringify([1, table, columns, options.pointLookups])).digest('hex').slice(0, 16);
-// Rows read from the source and appended in one DuckDB transaction.
-const BATCH_ROWS = 20_000;
+// Rows read from the source and appended in one DuckDB transaction: small enough batches keep
+// the memory of a long catch-up down, at no cost in speed (docs/performance.md).
+const BATCH_ROWS = 5_000;
 // A catch-up of at least this many rows says so in the log, and how far it is every so often.
 const LOG_FROM_ROWS = 50_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
