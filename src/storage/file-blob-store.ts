@@ -27,7 +27,12 @@ export class FileBlobStore implements BlobStore {
     const target = safeBlobPath(this.blobsDir, key);
     const temporary = path.join(this.tmpDir, `${randomBytes(12).toString('hex')}.part`);
     try {
-      await pipeline(source, fs.createWriteStream(temporary, { flags: 'wx' }));
+      const file = fs.createWriteStream(temporary, { flags: 'wx' });
+      // pipeline() settles as soon as the source fails, while the write stream may still be
+      // opening its file on the thread pool (or writing to it): removing the temporary then
+      // would come before the open creates it, and leave it behind. The stream closes only
+      // once its open (and any write) is over, so the removal below waits for that.
+      await pipeline(source, file).finally(() => closed(file));
       await syncFile(temporary);
       await fsp.mkdir(path.dirname(target), { recursive: true });
       await fsp.rename(temporary, target);
@@ -71,6 +76,11 @@ export class FileBlobStore implements BlobStore {
     await Promise.all(names.map((name) => fsp.rm(path.join(this.tmpDir, name), { force: true })));
     return names.length;
   }
+}
+
+/** Resolves once the stream has closed its file, or at once if it has; a stream pipeline() ended always closes. */
+function closed(stream: fs.WriteStream): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
 /** fsync: the file's (or folder entry's) bytes are on disk, whichever descriptor wrote them. */
