@@ -8,6 +8,7 @@ import { AccountService } from './accounts/service.js';
 import { publicAssetRoutes } from './assets/public-routes.js';
 import { assetRoutes } from './assets/routes.js';
 import { AssetService } from './assets/service.js';
+import { sweepOrphanedBlobs } from './assets/sweeper.js';
 import type { Config } from './config.js';
 import { conversionRoutes } from './conversions/routes.js';
 import { tooSlow } from './errors.js';
@@ -87,6 +88,7 @@ export async function buildApp({ config, database, blobs = new FileBlobStore(con
   await questions.opened;
   const conversions = new ConversionService(database, questions);
   const assets = new AssetService(database, blobs);
+  sweepOrphanedBlobs(app, assets, { shared: config.s3 !== undefined });
   const metrics = new Metrics(database);
   const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;
   if (redis) {

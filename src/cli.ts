@@ -4,7 +4,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AccountService, DEFAULT_ACCOUNT } from './accounts/service.js';
 import { AssetService } from './assets/service.js';
 import { seedAssets } from './assets/synthetic.js';
-import { FileBlobStore } from './storage/file-blob-store.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
 import { ignoredIdsWarning, ProblemReport, ProgressReport } from './conversions/import-report.js';
@@ -12,8 +11,9 @@ import { syntheticConversions } from './conversions/synthetic.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { formatTimestamp } from './filters/timestamps.js';
-import type { DestinationOptions } from './migrate-data.js';
-import { serve } from './server.js';
+import type { DestinationOptions } from './cli/migrate-data.js';
+import { serve } from './cli/serve.js';
+import { openBlobStore } from './storage/open-blob-store.js';
 
 /** Opens the configured database, brings it up to date, runs `work`, and closes it. */
 async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
@@ -150,7 +150,13 @@ program
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
       });
-      await seedAssets(new AssetService(database, new FileBlobStore(config.dataDir)), id, assets);
+      // Where the service reads asset bytes from: an S3 bucket when it is configured.
+      const blobs = await openBlobStore(config);
+      try {
+        await seedAssets(new AssetService(database, blobs), id, assets);
+      } finally {
+        await blobs.close();
+      }
       console.log(`added ${result.inserted} conversions and ${assets} assets to account ${account}`);
     });
   });
@@ -208,7 +214,7 @@ Example:
   )
   .action(async (options: DestinationOptions & { batchSize: number }) => {
     // Loaded here, not with the other commands: it brings the AWS SDK along.
-    const { destinationFromOptions, formatSummary, migrateData } = await import('./migrate-data.js');
+    const { destinationFromOptions, formatSummary, migrateData } = await import('./cli/migrate-data.js');
     const destination = destinationFromOptions(options);
     const started = Date.now();
     const result = await migrateData(loadConfig(), destination, { batchSize: options.batchSize, log: (line) => console.error(line) });

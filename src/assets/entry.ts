@@ -1,6 +1,10 @@
 import { formatTimestamp } from '../filters/timestamps.js';
-import type { AssetRow } from './repository.js';
+import type { Selectable } from 'kysely';
+import type { AssetsTable } from '../db/schema.js';
 import type { AssetEntry } from './schema.js';
+
+/** An asset's row as stored (the repository reads and writes these). */
+export type AssetRow = Selectable<AssetsTable>;
 
 /** An asset as the API writes it (AssetEntry). `publicBase` is the account's public URL prefix. */
 export function toEntry(row: Omit<AssetRow, 'entry_json'>, publicBase: string): AssetEntry {

@@ -1,10 +1,10 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { AssetsTable, DatabaseSchema } from '../db/schema.js';
 import { listRows, type AccountList, type ListPage } from '../filters/list.js';
 import type { ListQuery } from '../filters/parse.js';
-import { storedEntryJson } from './entry.js';
+import { storedEntryJson, type AssetRow } from './entry.js';
 
-export type AssetRow = Selectable<AssetsTable>;
+export type { AssetRow };
 // Every column but those the repository writes itself.
 export type NewAssetRow = Omit<AssetRow, 'id' | 'entry_json'>;
 export type AssetChanges = Updateable<AssetsTable>;

@@ -1,15 +1,10 @@
-import type { ImportProgress } from './import.js';
+import { formatCount, type ImportProgress } from './import.js';
 
 /**
  * What the command line prints about an import, made only from what the import tells its hooks
  * (ImportOptions), with the clock given, so that each line can be tested: the import itself
  * prints nothing.
  */
-
-/** 1234567 as 1,234,567: counts read as people write them. */
-export function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
-}
 
 /** The one warning of an import whose rows carried an id, which the import ignores; undefined when none did. */
 export function ignoredIdsWarning(rows: number): string | undefined {

@@ -4,7 +4,6 @@ import { parse as parseCsv } from 'csv-parse';
 import split2 from 'split2';
 import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
-import { formatCount } from './import-report.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
 
@@ -27,6 +26,11 @@ export interface LineProblem {
 export type ImportProgress =
   | { phase: 'reading'; rows: number }
   | { phase: 'committing' };
+
+/** 1234567 as 1,234,567: counts read as people write them. */
+export function formatCount(count: number): string {
+  return count.toLocaleString('en-US');
+}
 
 /** The file had bad lines; nothing of it was kept. */
 export class ImportRejected extends Error {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ImportProgress } from '../../src/conversions/import.js';
-import { formatCount, ignoredIdsWarning, ProblemReport, ProgressReport, type ProgressReportOptions } from '../../src/conversions/import-report.js';
+import { formatCount } from '../../src/conversions/import.js';
+import { ignoredIdsWarning, ProblemReport, ProgressReport, type ProgressReportOptions } from '../../src/conversions/import-report.js';
 
 /** What the command line prints about an import: its problems, its warning and its progress, as pure functions of what the import reports. */
 

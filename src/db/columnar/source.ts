@@ -1,6 +1,7 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { POSTGRES_TYPES, type ConversionSourceAddress } from '../database.js';
+import type { ConversionSourceAddress } from '../adapter.js';
+import { POSTGRES_TYPES } from '../postgres/database.js';
 
 /**
  * The system of record, as the columnar index reads it: rows only ever appended, with rising ids

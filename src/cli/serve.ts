@@ -1,14 +1,11 @@
-import { AccountService } from './accounts/service.js';
-import { buildApp } from './app.js';
-import { AssetService } from './assets/service.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
-import { openBlobStore } from './storage/open-blob-store.js';
+import { AccountService } from '../accounts/service.js';
+import { buildApp } from '../app.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { openBlobStore } from '../storage/open-blob-store.js';
+import { describeStorage } from './storage.js';
 
-/** How long journalled bytes may wait for their row before a sweep of a shared bucket removes them. */
-const SHARED_SWEEP_GRACE_SECONDS = 6 * 3600;
-const SHARED_SWEEP_EVERY_MS = 15 * 60 * 1000;
 const STATISTICS_EVERY_MS = 60 * 60 * 1000;
 /** Requests in flight get this long to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -24,27 +21,9 @@ export async function serve(): Promise<void> {
     database.refreshStatistics().catch((error) => console.error(`refreshing the statistics failed (${error.message}); the next run tries again`));
   void refreshStatistics();
   const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
-  const blobs = await openBlobStore(config);
+  const blobs = await openBlobStore(config, { removeInterruptedPuts: true });
   const app = await buildApp({ config, database, blobs });
 
-  // Bytes on local disk belong to this one instance, so whatever is journalled at start was cut
-  // off by a stop. In S3 another instance may be uploading right now: sweep only what is hours
-  // old, and keep sweeping while running.
-  const sweeper = new AssetService(database, blobs);
-  const shared = config.s3 !== undefined;
-  // A sweep that cannot run now (on SQLite, an import holding the one writer) is logged and
-  // left to a later one; it never stops the start.
-  const sweep = async (graceSeconds: number) => {
-    try {
-      const swept = await sweeper.sweepOrphanedBlobs(graceSeconds);
-      if (swept > 0) app.log.info({ swept }, 'removed bytes that no asset uses, left by interrupted writes');
-    } catch (error) {
-      app.log.error({ err: error }, 'sweep failed; a later one removes what it left');
-    }
-  };
-  await sweep(shared ? SHARED_SWEEP_GRACE_SECONDS : 0);
-  const sweepTimer = shared ? setInterval(() => sweep(SHARED_SWEEP_GRACE_SECONDS), SHARED_SWEEP_EVERY_MS) : undefined;
-  sweepTimer?.unref();
   // Rows that arrive otherwise than by an import (and imports of another instance) shift the statistics too.
   const statisticsTimer = setInterval(refreshStatistics, STATISTICS_EVERY_MS);
   statisticsTimer.unref();
@@ -55,7 +34,6 @@ export async function serve(): Promise<void> {
       app.log.error('requests in flight did not finish in time; exiting');
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    clearInterval(sweepTimer);
     clearInterval(statisticsTimer);
     await app.close();
     await Promise.all([database.close(), blobs.close()]);
@@ -96,11 +74,4 @@ function loadConfigOrExit(): Config {
     }
     throw error;
   }
-}
-
-function describeStorage(config: Config): string {
-  const data = config.databaseUrl ? 'data: PostgreSQL' : `data: SQLite in ${config.dataDir}`;
-  const bytes = config.s3 ? `asset bytes: S3 bucket ${config.s3.bucket}` : 'asset bytes: local disk';
-  const limit = config.redisUrl ? 'rate limit: Redis' : 'rate limit: this process';
-  return `${data}; ${bytes}; ${limit}`;
 }

@@ -2,14 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
 import type { Kysely } from 'kysely';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase, sqliteFile, type Database } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
-import type { DatabaseSchema } from './db/schema.js';
-import type { BlobStore } from './storage/blob-store.js';
-import { FileBlobStore } from './storage/file-blob-store.js';
-import { MeasuringStream } from './storage/measure.js';
-import { S3BlobStore, type S3Options } from './storage/s3-blob-store.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { openDatabase, sqliteFile, type Database } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import type { DatabaseSchema } from '../db/schema.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import { MeasuringStream } from '../storage/measure.js';
+import { openBlobStore } from '../storage/open-blob-store.js';
+import type { S3Options } from '../storage/s3-blob-store.js';
+import { describeBlobStore, describeDatabase } from './storage.js';
 
 /**
  * `migrate-data`: copies everything the service holds (the rows of every table, ids kept, and
@@ -283,29 +284,6 @@ export async function transferData(source: End, destination: End, options: Trans
   return summary;
 }
 
-/** A database URL fit to print: without its password. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
-
-function describeDatabase(databaseUrl: string | undefined, dataDir: string | undefined): string {
-  return databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${sqliteFile(dataDir!)}`;
-}
-
-function describeStore(s3: S3Options | undefined, dataDir: string | undefined): string {
-  return s3 ? `S3 bucket ${s3.bucket}${s3.endpoint ? ` at ${s3.endpoint}` : ''}` : `files under ${path.join(dataDir!, 'blobs')}`;
-}
-
-function openStore(s3: S3Options | undefined, dataDir: string): BlobStore {
-  return s3 ? new S3BlobStore(s3) : new FileBlobStore(dataDir);
-}
-
 /**
  * The whole command: opens both ends, brings both schemas up to date, refuses a destination
  * that holds anything, transfers, closes. Progress goes to `log`; the summary is returned.
@@ -316,13 +294,13 @@ export async function migrateData(
   options: { batchSize: number; log: (message: string) => void },
 ): Promise<{ summary: TransferSummary; from: string; to: string }> {
   const { log } = options;
-  const from = `${describeDatabase(sourceConfig.databaseUrl, sourceConfig.dataDir)} with asset bytes in ${describeStore(sourceConfig.s3, sourceConfig.dataDir)}`;
-  const to = `${describeDatabase(destination.databaseUrl, destination.dataDir)} with asset bytes in ${describeStore(destination.s3, destination.dataDir)}`;
+  const from = `${describeDatabase(sourceConfig.databaseUrl, sourceConfig.dataDir)} with asset bytes in ${describeBlobStore(sourceConfig.s3, sourceConfig.dataDir)}`;
+  const to = `${describeDatabase(destination.databaseUrl, destination.dataDir ?? '')} with asset bytes in ${describeBlobStore(destination.s3, destination.dataDir ?? '')}`;
 
   const sameDatabase = destination.databaseUrl
     ? destination.databaseUrl === sourceConfig.databaseUrl
     : !sourceConfig.databaseUrl && path.resolve(destination.dataDir!) === path.resolve(sourceConfig.dataDir);
-  if (sameDatabase) throw new MigrateDataError(`the destination database is the source (${describeDatabase(destination.databaseUrl, destination.dataDir)})`);
+  if (sameDatabase) throw new MigrateDataError(`the destination database is the source (${describeDatabase(destination.databaseUrl, destination.dataDir ?? '')})`);
   if (!sourceConfig.databaseUrl && !fs.existsSync(sqliteFile(sourceConfig.dataDir))) {
     throw new MigrateDataError(`there is no source database at ${sqliteFile(sourceConfig.dataDir)}; set DATA_DIR (or DATABASE_URL) as the service has them`);
   }
@@ -345,9 +323,9 @@ export async function migrateData(
       throw new MigrateDataError(`the source (${describeDatabase(sourceConfig.databaseUrl, sourceConfig.dataDir)}) holds no account: nothing to migrate`);
     }
 
-    const sourceBlobs = openStore(sourceConfig.s3, sourceConfig.dataDir);
+    const sourceBlobs = await openBlobStore(sourceConfig);
     stores.push(sourceBlobs);
-    const destinationBlobs = openStore(destination.s3, destination.dataDir ?? '');
+    const destinationBlobs = await openBlobStore({ s3: destination.s3, dataDir: destination.dataDir ?? '' });
     stores.push(destinationBlobs);
     await sourceBlobs.check();
     await destinationBlobs.check();

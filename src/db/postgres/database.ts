@@ -1,0 +1,87 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database, JsonField } from '../adapter.js';
+import type { DatabaseSchema } from '../schema.js';
+
+const INT8_OID = 20;
+/** How values arrive from PostgreSQL: bigint ids and counts as numbers (strings by default); all of ours fit in a double. */
+export const POSTGRES_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+// The advisory lock that transactions inserting conversions take (serializeConversionWrites): "acds" in ASCII.
+const CONVERSION_WRITES_LOCK = 0x61636473;
+// The SQLSTATE of a statement cancelled, here by statement_timeout.
+const QUERY_CANCELED = '57014';
+
+/** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
+export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
+    types: POSTGRES_TYPES,
+  });
+  // An idle connection that the server ends (a restart, a failover) is dropped from the pool and
+  // replaced by the next query; without a listener its 'error' would stop the process.
+  pool.on('error', (error) => console.error(`PostgreSQL closed an idle connection: ${error.message}`));
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    conversionSource: { engine: 'postgres', url: connectionString },
+    serializeConversionWrites: async (trx) => {
+      await sql`select pg_advisory_xact_lock(${CONVERSION_WRITES_LOCK})`.execute(trx);
+    },
+    engine: 'postgres',
+    columnTypes: {
+      autoId: (column) => column.primaryKey(),
+      autoIdType: 'bigserial',
+      text: sql`text collate "C"`,
+    },
+    isUniqueViolation: (error) => (error as { code?: string })?.code === '23505',
+    isBusy: () => false,
+    isStatementTimeout: (error) => (error as { code?: string })?.code === QUERY_CANCELED,
+    conversionsSchema: undefined,
+    separateConversions: async () => {},
+    refreshStatistics: async (executor = db) => {
+      await sql`analyze`.execute(executor);
+    },
+    resetSequences: async (executor = db) => {
+      // Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made.
+      const { rows } = await sql<{ table_name: string; column_name: string }>`
+        select table_name, column_name from information_schema.columns
+        where table_schema = current_schema() and column_default like 'nextval(%'`.execute(executor);
+      for (const { table_name, column_name } of rows) {
+        // is_called = false: the next value handed out is exactly max + 1 (1 on an empty table).
+        await sql`select setval(
+          pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table_name}), ${column_name}),
+          coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0) + 1,
+          false)`.execute(executor);
+      }
+    },
+    jsonObject: (table, fields) => {
+      const value = (field: JsonField) => {
+        const column = sql.ref(`${table}.${field.name}`);
+        switch (field.kind) {
+          case 'plain':
+          case 'number':
+            return column;
+          case 'boolean':
+            return sql`(${column} = 1)`;
+          case 'timestamp':
+            return sql`to_char(to_timestamp(${column}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+          case 'json':
+            return sql`${column}::json`;
+        }
+      };
+      // row_to_json writes compact JSON (json_build_object puts spaces around every colon); as
+      // text, because the driver would otherwise parse it into objects.
+      const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
+      return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}

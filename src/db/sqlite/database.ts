@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
+import type { Database, JsonField } from '../adapter.js';
+import type { DatabaseSchema } from '../schema.js';
+import { CONVERSIONS_SCHEMA, sqliteFiles } from './connection.js';
+import { SqliteWorkerDriver, StatementTimeoutError } from './driver.js';
+
+// Page cache of each SQLite connection (the default is 2 MiB): a page of conversions read by id touches some hundred pages.
+const SQLITE_CACHE_KIB = 8 * 1024;
+
+// Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
+const SQLITE_READERS = 2;
+
+/** The embedded default: SQLite files in DATA_DIR, every statement on a worker thread. */
+export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const driver = new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+  return {
+    db,
+    conversionSource: { engine: 'sqlite', file: sqliteFiles(dataDir).conversions },
+    serializeConversionWrites: async () => {},
+    engine: 'sqlite',
+    columnTypes: {
+      autoId: (column) => column.primaryKey().autoIncrement(),
+      autoIdType: 'integer',
+      text: sql`text`,
+    },
+    conversionsSchema: CONVERSIONS_SCHEMA,
+    isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
+    isStatementTimeout: (error) => error instanceof StatementTimeoutError,
+    resetSequences: async () => {},
+    refreshStatistics: async (executor = db) => {
+      // Approximate statistics, from at most this many rows an index: enough for the planner to
+      // choose well, and fast at any size.
+      await sql`pragma analysis_limit = 1000`.execute(executor);
+      await sql`analyze`.execute(executor);
+    },
+    separateConversions: (executor) => moveToConversionsFile(executor, ['conversions', 'conversion_tracking_codes']),
+    jsonObject: (table, fields) => {
+      const value = (field: JsonField) => {
+        const column = sql.ref(`${table}.${field.name}`);
+        switch (field.kind) {
+          case 'plain':
+            return column;
+          case 'number': // a REAL with an integral value prints as 49.0; JavaScript writes 49
+            return sql`iif(${column} = cast(${column} as integer), cast(${column} as integer), ${column})`;
+          case 'boolean':
+            return sql`case ${column} when 1 then json('true') when 0 then json('false') end`;
+          case 'timestamp':
+            return sql`strftime('%Y-%m-%dT%H:%M:%SZ', ${column}, 'unixepoch')`;
+          case 'json':
+            return sql`json(${column})`;
+        }
+      };
+      return sql<string>`json_object(${sql.join(fields.map((field) => sql`${sql.lit(field.name)}, ${value(field)}`))})`;
+    },
+    poolStats: () => undefined,
+    close: async () => {
+      // The driver's threads started with it, whether or not Kysely ever used it.
+      await db.destroy();
+      await driver.destroy();
+    },
+  };
+}
+
+/** SQLite creates an index whose name is not qualified in the main file, whatever its table's. */
+function inSchema(createStatement: string, schema: string): string {
+  return createStatement.replace(/^(CREATE (?:UNIQUE )?INDEX (?:IF NOT EXISTS )?)/i, `$1${schema}.`);
+}
+
+/**
+ * Moves tables with their rows, ids, indexes and auto-increment counters from the main file into
+ * the conversions file, in one transaction. A table already moved is left alone; one found in
+ * both files (a stop between the two files' commits) is copied again from the main file.
+ */
+async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise<void> {
+  const target = CONVERSIONS_SCHEMA;
+  await db.transaction().execute(async (trx) => {
+    const definitions = new Map<string, string>();
+    for (const table of tables) {
+      const { rows } = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'table' and name = ${table}`.execute(trx);
+      if (rows[0]) definitions.set(table, rows[0].sql);
+    }
+    // Children first: the tracking codes refer to the conversions.
+    for (const table of [...definitions.keys()].reverse()) await sql`drop table if exists ${sql.raw(target)}.${sql.id(table)}`.execute(trx);
+    for (const [table, createTable] of definitions) {
+      // A foreign key cannot name a table of another file: the accounts it named stay in main.
+      const definition = createTable
+        .replace(/^CREATE TABLE ("?\w+"?)/i, `CREATE TABLE ${target}.$1`)
+        .replace(/\s+references\s+"?accounts"?\s*\("?id"?\)(\s+on delete cascade)?/gi, '');
+      await sql.raw(definition).execute(trx);
+      await sql`insert into ${sql.raw(target)}.${sql.id(table)} select * from main.${sql.id(table)}`.execute(trx);
+      const indexes = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(trx);
+      for (const index of indexes.rows) await sql.raw(inSchema(index.sql, target)).execute(trx);
+    }
+    // Ids are never reused: the counters move with their tables (inserting the rows set them only to the largest id).
+    for (const table of definitions.keys()) {
+      await sql`delete from ${sql.raw(target)}.sqlite_sequence where name = ${table}`.execute(trx);
+      await sql`insert into ${sql.raw(target)}.sqlite_sequence select name, seq from main.sqlite_sequence where name = ${table}`.execute(trx);
+    }
+    for (const table of [...definitions.keys()].reverse()) await sql`drop table main.${sql.id(table)}`.execute(trx);
+  });
+}
