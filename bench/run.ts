@@ -5,7 +5,7 @@
  * answers for every row after the import), drives the service with autocannon from a separate
  * process on another core, compares every scenario with a bare node:http server sending the same
  * bytes, checks a sample of answers against the data, then asks new questions once each (cold,
- * bench/cold.ts) beside a probe. It prints tables next to the targets of issue 5 (and writes them
+ * bench/cold.ts) beside a probe. It prints tables next to its TARGETS (and writes them
  * as JSON to bench/results/ for comparing commits). Beside the import's rate it prints the
  * database's own for the same rows with every index (engine-floor.ts).
  *

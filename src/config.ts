@@ -2,7 +2,10 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import type { S3Options } from './storage/s3-blob-store.js';
 
-/** Everything the service reads from its environment, checked once at start (decisions §10). */
+/**
+ * Everything the service reads from its environment, checked once at start; docs/deployment.md,
+ * "Configuration", lists every variable and its default.
+ */
 export interface Config {
   port: number;
   host: string;

@@ -9,7 +9,10 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(24).toString('base64url');
 }
 
-/** Keys are random, so a fast hash is enough and keeps the lookup an index probe (field notes). */
+/**
+ * Keys are 192 random bits, so a fast hash is enough: a slow password hash buys nothing against
+ * guessing them and would rule out finding a key by its hash through an index.
+ */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

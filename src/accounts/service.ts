@@ -13,7 +13,7 @@ export interface KeySummary {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Accounts and their API keys (decisions §5). */
+/** Accounts and their API keys; each key belongs to exactly one account (docs/api.md, "Authentication"). */
 export class AccountService {
   private readonly accounts: AccountRepository;
 
@@ -64,7 +64,7 @@ export class AccountService {
   }
 
   /**
-   * First start (decisions §10): the account `default` exists, and accepts the operator's
+   * First start: the account `default` exists, and accepts the operator's
    * bootstrap key if one is given; otherwise, if it never had a key (a fresh database, or one
    * only seeded so far), it gets one now, which is returned for printing once.
    */

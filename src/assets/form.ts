@@ -130,7 +130,7 @@ function uploadTooLarge(limits: FormLimits): AppError {
   return badRequest(`the file is larger than the limit of ${limits.maxUploadBytes} bytes`);
 }
 
-/** @fastify/multipart's own errors (413s among them) become the interface's 400s. */
+/** @fastify/multipart's own errors (413s among them) become 400s, as every failed asset write is. */
 function asFormError(error: unknown, limits: FormLimits): unknown {
   if (error instanceof AppError) return error;
   switch ((error as { code?: string }).code) {

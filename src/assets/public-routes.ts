@@ -10,11 +10,11 @@ export const PUBLIC_PATH_PREFIX = '/public/';
 export const NO_SUCH_PUBLIC_ASSET = 'there is no such public asset';
 
 /**
- * Public delivery (decisions §8): `/public/<account handle>/<asset public id>`, no key, outside
+ * Public delivery: `/public/<account handle>/<asset public id>`, no key, outside
  * the API's rate limit but under a generous ceiling of its own per client address, counted
  * apart. Both segments are checked against their exact shape and looked up in the database;
  * nothing from the URL ever reaches a file path, so nothing but the account's own local assets
- * can be served.
+ * can be served. docs/api.md, "Downloads and public delivery", has the rules a user sees.
  */
 const HANDLE = /^[0-9a-f]{16}$/;
 const PUBLIC_ID = /^[0-9a-f]{24}$/;

@@ -3,7 +3,10 @@ import { catalogueFromSchema } from '../filters/catalogue.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** An asset as the API returns it (interface 2.2, decisions §2 and §8). */
+/**
+ * An asset as the API returns it (docs/api.md, "Assets"): every field is always present, `null`
+ * when unknown or not applicable (width and height of a non-image, url of a local asset).
+ */
 export const AssetEntry = Type.Object(
   {
     id: Type.Integer(),

@@ -48,11 +48,12 @@ export const HEAD_BYTES = 512 * 1024;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
- * The rules of assets (decisions §8). Bytes and rows move together: bytes are written under a
+ * The rules of assets. Bytes and rows move together: bytes are written under a
  * new key and journalled first, the row is committed pointing at them (the same transaction
  * takes the journal entry away), and bytes a row stopped using are journalled in that
  * transaction and deleted after it. A crash at any moment leaves the old asset or the new one
- * whole; journalled bytes that no row uses are swept at start.
+ * whole; journalled bytes that no row uses are swept at start. docs/api.md, "Assets" (with its
+ * "Forms" and "Durability"), has the rules as a user sees them.
  */
 export class AssetService {
   private readonly assets: AssetRepository;

@@ -19,7 +19,10 @@ export const Product = Type.Object(
   { additionalProperties: false },
 );
 
-/** A conversion as the API returns it (interface 2.3); `country` is decisions §1. */
+/**
+ * A conversion as the API returns it (docs/api.md, "Conversions"). `country` is the buyer's
+ * country (ISO 3166-1 alpha-2, upper case), the field the original interface called "the service".
+ */
 export const ConversionEntry = Type.Object(
   {
     id: Type.Integer(),
@@ -67,7 +70,7 @@ export const ConversionEntry = Type.Object(
 );
 export type ConversionEntry = Static<typeof ConversionEntry>;
 
-/** Filterable columns of interface 4.2, with `country` for "the service". */
+/** The filterable columns of conversions (docs/api.md, "Filters"). */
 export const CONVERSION_FILTERS = [
   'id', 'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
   'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',

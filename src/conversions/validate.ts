@@ -11,7 +11,8 @@ const ARRAYS = new Set(['products', 'tracking_codes', 'affiliate_payouts']);
 
 /**
  * What an imported record may hold: the entry's fields without `id`, where every field but
- * the three that identify and date a conversion may be left out (decisions §9).
+ * the three that identify and date a conversion (`created_at`, `cart_integration`, `receipt`) may
+ * be left out (docs/command-line.md, "Importing conversions").
  */
 const importProperties: Record<string, TSchema> = {};
 for (const [name, schema] of Object.entries(ConversionEntry.properties)) {

@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from 'typebox';
 import type { JsonField } from '../db/database.js';
 
-/** The value types a filter knows how to parse and compare (decisions §4). */
+/** The value types a filter knows how to parse and compare (docs/api.md, "Filters"). */
 export type ColumnType = 'integer' | 'number' | 'string' | 'timestamp' | 'boolean' | 'stringArray';
 
 export interface ArrayStorage {

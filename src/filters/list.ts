@@ -5,7 +5,7 @@ import { filtersToSql } from './sql.js';
 
 export const PAGE_SIZE = 100;
 
-/** The list envelope of interface 2.1. */
+/** The list envelope (docs/api.md, "Listing"). */
 export interface ListPage<Entry> {
   entries: Entry[];
   totalEntries: number;

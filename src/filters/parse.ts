@@ -37,7 +37,7 @@ type RawQuery = Record<string, string | string[] | undefined>;
 /**
  * Turns a list request's query string into a page number and filters, or throws a 400
  * naming the parameter at fault. Nothing unknown passes: a typo must never quietly
- * return unfiltered data (decisions §4).
+ * return unfiltered data (docs/api.md, "Filters").
  */
 export function parseListQuery(query: RawQuery, catalogue: Catalogue): ListQuery {
   let page = 1;

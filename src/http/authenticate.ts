@@ -13,8 +13,9 @@ declare module 'fastify' {
 }
 
 /**
- * Requires a valid X-API-Key (decisions §5). It runs before the body is read, and after the
- * rate limit's onRequest hook, so that rejected requests are counted too.
+ * Requires a valid X-API-Key: without one a 401 "missing API key", with an unknown or revoked
+ * one a 401 "invalid API key" (docs/api.md, "Authentication"). It runs before the body is read,
+ * and after the rate limit's onRequest hook, so that rejected requests are counted too.
  */
 export const authenticate = fp(async (app: FastifyInstance, options: { accounts: AccountService }) => {
   app.decorateRequest('accountId', 0);

@@ -3,7 +3,7 @@ import type { Catalogue } from '../filters/catalogue.js';
 import type { ListPage } from '../filters/list.js';
 import { MODIFIERS } from '../filters/parse.js';
 
-/** The list envelope of interface 2.1 around a resource's entries. */
+/** The list envelope (docs/api.md, "Listing") around a resource's entries. */
 export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
   Type.Object({
     entries: Type.Array(entry, { description: 'The entries of the page, at most 100, in ascending id order' }),
@@ -23,7 +23,8 @@ export const NotModified = Type.Null({ description: 'The page named by If-None-M
 
 /**
  * The query string of a list route, for the OpenAPI document only: the filter engine parses
- * it itself, because it must reject what no schema lists (decisions §4).
+ * it itself, because it must reject what no schema lists: an unknown parameter is a 400 naming
+ * it, so that a typo never quietly returns unfiltered data (docs/api.md, "Filters").
  */
 export function listQueryDocs(catalogue: Catalogue) {
   const properties: Record<string, TSchema> = {
@@ -41,6 +42,6 @@ export function listQueryDocs(catalogue: Catalogue) {
 /**
  * For schemas that document a request (in OpenAPI) but are not to be checked by Fastify: list
  * query strings and asset forms are parsed by our own code, which must reject what no schema
- * lists and answer in the interface's terms.
+ * lists and answer as docs/api.md says: a 400 whose JSON string names the field at fault.
  */
 export const documentationOnly = () => (value: unknown) => ({ value });

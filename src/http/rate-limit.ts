@@ -23,10 +23,10 @@ export interface RateLimitOptions {
 }
 
 /**
- * The per-IP limit of decisions §6 over every request to the scope it is registered in: a
- * fixed window that starts with a client's first request. The client IP is `request.ip`,
- * which believes X-Forwarded-For only from the proxies in TRUST_PROXY; an IPv6 client counts
- * with its whole network prefix (rateLimitKey).
+ * The per-IP limit (docs/api.md, "Rate limit") over every request to the scope it is
+ * registered in: a fixed window that starts with a client's first request. The client IP is
+ * `request.ip`, which believes X-Forwarded-For only from the proxies in TRUST_PROXY; an IPv6
+ * client counts with its whole network prefix (rateLimitKey).
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max === 0) return;

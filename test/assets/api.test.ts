@@ -11,9 +11,9 @@ import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
 import { accountWithKey, describeEachEngine, holdWrites, png, startTestApp, variedText, type TestContext } from '../helper.js';
 
 /**
- * The asset API over multipart forms: interface 2.2 and 4.1 to 4.5, decisions §3, §4, §7 and §8,
- * and the assets section of docs/api.md. Every refusal is a 400 with a JSON string body that
- * leaves nothing behind: no row, no bytes, no journal entry.
+ * The asset API over multipart forms: listing, filters, create, read, update and delete, as
+ * docs/api.md ("Listing", "Filters", "Assets", "Errors") has them. Every refusal is a 400
+ * with a JSON string body that leaves nothing behind: no row, no bytes, no journal entry.
  */
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -111,7 +111,7 @@ function client(ctx: TestContext, key: string): Client {
   return self;
 }
 
-/** A failure as decisions §7 has it: the status, JSON content type, and a non-empty JSON string body. */
+/** A failure as every error is answered: the status, JSON content type, and a non-empty JSON string body. */
 function assertRefused(response: LightMyRequestResponse, status: number, pattern?: RegExp): string {
   assert.equal(response.statusCode, status, `expected ${status}, got ${response.statusCode}: ${response.body}`);
   assert.equal(response.headers['content-type'], JSON_TYPE);
@@ -435,7 +435,7 @@ describeEachEngine('assets API: create', (engine) => {
     assert.equal(content.headers.location, 'https://example.com/%E5%9B%BE.png');
   });
 
-  // Type flags: the name's extension (decisions §8), checked on remote assets, where there are no bytes to sniff.
+  // Type flags from the name's extension (docs/api.md, "Forms"), checked on remote assets, where there are no bytes to sniff.
   const byExtension: [string, Flag][] = [
     ...['png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'svg', 'ico', 'bmp'].map((ext): [string, Flag] => [ext, 'image']),
     ...['mp4', 'webm', 'mov', 'm4v', 'ogv'].map((ext): [string, Flag] => [ext, 'video']),
@@ -1154,7 +1154,7 @@ describeEachEngine('assets API: update and delete', (engine) => {
     for (const id of ['999999', 'abc', '0', '1e3']) assertRefused(await api.remove(id), 400);
   });
 
-  test('an asset id with a malformed percent-encoding still answers as decisions §7 says: a JSON string with X-Request-Id', async () => {
+  test('an asset id with a malformed percent-encoding still answers as every error does: a JSON string with X-Request-Id', async () => {
     const requests: [string, () => Promise<LightMyRequestResponse>][] = [
       ['GET', () => api.get('/api/v1/assets/%zz')],
       ['GET content', () => api.get('/api/v1/assets/%zz/content')],

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { accountWithKey, describeEachEngine, png, startTestApp, type TestContext } from '../helper.js';
 
 /**
- * Serving an asset's bytes (decisions §8, docs/api.md "Downloads and public delivery"): the
+ * Serving an asset's bytes (docs/api.md, "Downloads and public delivery"): the
  * authenticated download `GET /api/v1/assets/<id>/content` and the keyless public URL. Both send
  * validators, conditional 304s, single byte ranges, nosniff and a sandbox for active types; the
  * public URL is cacheable, not rate limited, and reaches nothing but the account's own local assets.
@@ -435,7 +435,7 @@ describeEachEngine('asset delivery', (engine) => {
     }
   });
 
-  test('every refused public path answers as decisions §2 and §7 say: a JSON string, JSON with charset, an X-Request-Id', async () => {
+  test('every refused public path answers as every error does: a JSON string, JSON with charset, an X-Request-Id', async () => {
     const wrong: string[] = [];
     for (const attempt of await traversalAttempts()) {
       const response = await publicGet(ctx, attempt);

@@ -10,7 +10,7 @@ import { accountWithKey, describeEachEngine, freshDatabase, type TestDatabase } 
 /**
  * Bytes a write no longer needs are removed after it, or when it fails; if they cannot be
  * removed then, the write still answers for itself and the bytes wait on the journal for the
- * sweep (decisions §8: nothing acknowledged is lost, nothing is left that no asset uses).
+ * sweep: nothing acknowledged is lost, nothing is left that no asset uses (docs/api.md, "Durability").
  */
 describeEachEngine('bytes that cannot be removed at once are left to the sweep', (engine) => {
   let database: TestDatabase;

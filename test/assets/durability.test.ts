@@ -24,7 +24,7 @@ import {
 /**
  * The service as a real child process, killed with SIGKILL in the middle of writes and started
  * again on the same data: what was acknowledged is whole, nothing is half-made, no bytes are
- * left that no asset uses (decisions §8, issue 3).
+ * left that no asset uses (docs/api.md, "Durability").
  */
 
 const MiB = 1024 * 1024;

@@ -7,9 +7,10 @@ import { describeEachEngine, freshDatabase } from '../helper.js';
 
 /**
  * Each asset's entry is stored as JSON with its row, written by every insert and update, and
- * a list page is made of those texts (issue 5). Listing tests hold the listed entries to the
- * entries read one by one (api.test.ts); this one checks that assets made before the column
- * existed are filled in by migration 0004, as the service writes them now.
+ * a list page is made of those texts, read rather than built field by field, which makes pages
+ * fast (docs/performance.md). Listing tests hold the listed entries to the entries read one by
+ * one (api.test.ts); this one checks that assets made before the column existed are filled in
+ * by migration 0004, as the service writes them now.
  */
 
 const asset = (overrides: Partial<NewAssetRow>): Omit<NewAssetRow, 'account_id'> => ({

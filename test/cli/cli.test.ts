@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { describeEachEngine, freshDatabase, holdWrites, lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, tempDir, type CliRun } from '../helper.js';
 
-/** The operator's command line (decisions §10), each command in a child process as an operator runs it. */
+/** The operator's command line (docs/command-line.md), each command in a child process as an operator runs it. */
 
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
 
@@ -316,7 +316,7 @@ describeEachEngine('serve', (engine) => {
   after(() => store?.close());
 
   async function startFresh(env: Record<string, string> = {}) {
-    // spawnService sets BOOTSTRAP_API_KEY; an empty value means unset (decisions §10).
+    // spawnService sets BOOTSTRAP_API_KEY; an empty value counts as unset, as for every variable.
     return spawnService(store, { BOOTSTRAP_API_KEY: '', ...env });
   }
 

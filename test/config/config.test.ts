@@ -3,10 +3,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
-/** Configuration (decisions §10): defaults, and a bad value names its variable. */
+/** Configuration (docs/deployment.md, "Configuration"): defaults, and a bad value names its variable. */
 
 describe('configuration from the environment', () => {
-  test('with nothing set, the defaults of decisions §10', () => {
+  test('with nothing set, every setting takes its documented default', () => {
     const config = loadConfig({});
     assert.equal(config.port, 3000);
     assert.equal(config.host, '127.0.0.1');

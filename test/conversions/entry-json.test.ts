@@ -8,8 +8,9 @@ import { accountWithKey, conversionRecord, describeEachEngine, freshDatabase, in
 
 /**
  * Each conversion's entry is written as JSON once, on import, and a list page is made of those
- * texts (issue 5). These tests hold the stored text to the entry schema, byte for byte, and
- * check that rows imported before that column existed are filled in by the migration.
+ * texts, read rather than built field by field, which makes pages fast (docs/performance.md).
+ * These tests hold the stored text to the entry schema, byte for byte, and check that rows
+ * imported before that column existed are filled in by the migration.
  */
 
 const TRICKY = conversionRecord({

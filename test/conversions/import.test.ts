@@ -10,9 +10,10 @@ import { ImportRejected, importConversions, readRecords, type ImportFormat, type
 import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, tempDir, variedText, type TestContext } from '../helper.js';
 
 /**
- * The import path of conversions (decisions §9, §7): the command line `conversions import` on
- * NDJSON and CSV files, run as a child process on the suite's database, and
- * `importConversions` in-process for the table of validation rules.
+ * The import path of conversions (docs/command-line.md, "Importing conversions"): every row is
+ * checked, a file with any bad row imports nothing, and a row already present is skipped. The
+ * command line `conversions import` on NDJSON and CSV files, run as a child process on the
+ * suite's database, and `importConversions` in-process for the table of validation rules.
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -54,7 +55,7 @@ function writeAll(stream: Writable, text: string): Promise<void> {
   });
 }
 
-/** The fields an import takes (interface 2.3 without id; country for "the service"). */
+/** The fields an import takes: those of a conversion entry (docs/api.md, "Conversions") but its id. */
 const IMPORT_FIELDS = [
   'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
   'shipping_amount', 'products', 'email', 'user_id', 'page_id', 'page_version', 'upsell_flow_id',
@@ -498,7 +499,7 @@ const VALID: { says: string; record: Record<string, unknown> }[] = [
 
 const ndjsonSource = (lines: string[]) => readRecords(Readable.from([lines.join('\n') + '\n']), 'ndjson');
 
-describeEachEngine('conversions import validation (decisions §9)', (engine) => {
+describeEachEngine('conversions import validation: every row checked, and a file with a bad row imports nothing', (engine) => {
   let ctx: TestContext;
   let accountId: number;
   let key: string;

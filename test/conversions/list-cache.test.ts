@@ -3,10 +3,11 @@ import { after, before, test } from 'node:test';
 import { accountWithKey, conversionRecord, describeEachEngine, insertConversions, startTestApp, type TestContext } from '../helper.js';
 
 /**
- * Listing remembers counts and page boundaries per filter (issue 5). These tests prove that
- * what it remembers never shows: after every import and asset write the totals are exact at
- * once, and every page, asked in any order, walking the rows in id order or reading a
- * filter's index, holds exactly the rows the data says.
+ * Listing remembers counts and page boundaries per filter, so that a repeated list request on a
+ * large account skips the count (docs/api.md, "Listing"). These tests prove that what it
+ * remembers never shows: after every import and asset write the totals are exact at once, and
+ * every page, asked in any order, walking the rows in id order or reading a filter's index,
+ * holds exactly the rows the data says.
  */
 
 interface Page {

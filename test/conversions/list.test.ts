@@ -5,12 +5,12 @@ import { accountWithKey, conversionRecord, describeEachEngine, insertConversions
 
 /**
  * GET /api/v1/conversions: every filter form on every column type, pagination, the 400s of a
- * bad filter or page, account isolation and the entry's fields (interface 2.1, 2.3, 4.1, 4.2;
- * decisions §1 to §4 and §7). The fixture is a handful of hand-written records whose expected
- * results are stated per query; results are compared as sets of receipts.
+ * bad filter or page, account isolation and the entry's fields, as docs/api.md ("Listing",
+ * "Filters", "Conversions", "Errors") has them. The fixture is a handful of hand-written
+ * records whose expected results are stated per query; results are compared as sets of receipts.
  */
 
-/** Interface 2.3 with "the service" named `country` (decisions §1). */
+/** The fields of a conversion entry (docs/api.md, "Conversions"); the buyer's country is `country`. */
 const ENTRY_FIELDS = [
   'id', 'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
   'shipping_amount', 'products', 'email', 'user_id', 'page_id', 'page_version', 'upsell_flow_id',
@@ -226,7 +226,7 @@ interface BadCase {
 
 const BAD_FILTERS: BadCase[] = [
   { says: 'an unknown column', query: 'colour=red', names: 'colour' },
-  { says: 'the interface\'s name "the service" (the column is country)', query: 'the%20service=US', names: 'the service' },
+  { says: 'the original interface\'s name "the service" (the column is country)', query: 'the%20service=US', names: 'the service' },
   { says: 'a column of the entry that is not filterable (email)', query: 'email=buyer%40example.com', names: 'email' },
   { says: 'a column of the entry that is not filterable (products)', query: 'products=SKU-1', names: 'products' },
   { says: 'a column of the entry that is not filterable (referrer)', query: 'referrer=x', names: 'referrer' },
@@ -235,7 +235,7 @@ const BAD_FILTERS: BadCase[] = [
   { says: 'a bracketed array-style key', query: 'country%5B%5D=US', names: 'country[]' },
   { says: 'an unknown parameter that looks like paging', query: 'per_page=10', names: 'per_page' },
   { says: 'a misspelt page', query: 'pgae=2', names: 'pgae' },
-  { says: 'a negation modifier ne (the decisions name none)', query: 'country.ne=US', names: 'country.ne' },
+  { says: 'a negation modifier ne (there is none)', query: 'country.ne=US', names: 'country.ne' },
   { says: 'a negation modifier not', query: 'country.not=US', names: 'country.not' },
   { says: 'an unknown modifier eq', query: 'amount.eq=5', names: 'amount.eq' },
   { says: 'a modifier in the wrong case', query: 'amount.GT=5', names: 'amount.GT' },
@@ -379,7 +379,7 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     assert.deepEqual(receiptsOf(await list(qs([['id.lte', id('A')]]))), ['A']);
   });
 
-  test('every filterable column of interface 4.2 accepts an equality filter and matches by its value', async () => {
+  test('every filterable column of conversions accepts an equality filter and matches by its value', async () => {
     const a = (await list(qs([['receipt', 'A']]))).entries[0];
     for (const column of FILTERABLE) {
       let value = a[column];
@@ -438,7 +438,7 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
 
   // ---- pagination ----
 
-  test('without page the first page is served; the envelope has exactly the fields of interface 2.1', async () => {
+  test('without page the first page is served; the envelope has exactly entries, totalEntries, page and totalPages', async () => {
     const response = await get('', pagerKey);
     assert.equal(response.statusCode, 200);
     assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
@@ -572,7 +572,7 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
 
   // ---- the entry ----
 
-  test('an entry has exactly the fields of interface 2.3, with country for "the service"', async () => {
+  test('an entry has exactly the documented fields of a conversion, the buyer\'s country as country', async () => {
     for (const entry of (await list('')).entries) {
       assert.deepEqual(Object.keys(entry).sort(), ENTRY_FIELDS, entry.receipt);
     }

@@ -5,7 +5,7 @@ import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, parseListQuery, type Condition } from '../../src/filters/parse.js';
 
-/** The list query parser alone (decisions §3, §4): what each form means, and what each mistake is told. */
+/** The list query parser alone (docs/api.md, "Listing" and "Filters"): what each form means, and what each mistake is told. */
 
 const DAY = Date.UTC(2026, 2, 15) / 1000; // 2026-03-15T00:00:00Z
 const conditionOf = (query: Record<string, string>) => parseListQuery(query, conversionCatalogue).filters.map((f) => f.condition);

@@ -18,7 +18,10 @@ import {
   type TestDatabase,
 } from '../helper.js';
 
-/** The request pipeline every /api/v1 request goes through: decisions §5 (keys), §6 (rate limit), §7 (errors). */
+/**
+ * The request pipeline every /api/v1 request goes through: keys, the rate limit and errors, as
+ * docs/api.md ("Authentication", "Rate limit", "Errors") has them.
+ */
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -391,8 +394,8 @@ describeEachEngine('request ids, unknown routes and the OpenAPI document', (engi
   });
 
   test('the request id is the service\'s own: a client-sent X-Request-Id neither replaces nor collides with it', async () => {
-    // The decisions leave this open; docs/api.md promises the id finds the details in the log,
-    // which holds only if ids come from the service and are unique.
+    // No rule says whether a client may choose the id; docs/api.md promises the id finds the
+    // details in the log, which holds only if ids come from the service and are unique.
     const sent = 'my-own-id';
     const first = await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': key, 'x-request-id': sent } });
     const second = await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': key, 'x-request-id': sent } });

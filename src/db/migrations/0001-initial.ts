@@ -12,7 +12,7 @@ const CONVERSION_TEXT_COLUMNS = [
   'first_name', 'last_name', 'zip_code', 'payment_method',
 ];
 
-/** Filterable columns of interface 4.2, each given an index that leads with the account and ends with id. */
+/** The filterable columns of conversions, each given an index that leads with the account and ends with id. */
 const CONVERSION_INDEXED_COLUMNS = [
   'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
   'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',

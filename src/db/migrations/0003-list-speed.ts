@@ -23,7 +23,7 @@ const CONVERSION_ENTRY_FIELDS: JsonField[] = [
 ];
 
 /**
- * What makes lists fast (issue 5):
+ * What makes lists fast on large accounts (docs/performance.md):
  * - accounts.data_version, incremented by every transaction that changes the account's
  *   conversions or assets, so that counts and page boundaries cached per filter stay exact;
  * - conversions.entry_json, each conversion as the API writes it (but for its id), written once

@@ -16,7 +16,8 @@ const ASSET_ENTRY_FIELDS: JsonField[] = [
 /**
  * assets.entry_json: each asset as the API writes it (but for its id and public URL), written
  * by every insert and update, so that a list page is read rather than built field by field
- * (issue 5, S6). Assets made before are filled in here by the database itself.
+ * (the benchmark's S6, assets by folder, in docs/performance.md). Assets made before are filled
+ * in here by the database itself.
  */
 export function assetEntriesMigration(database: Pick<Database, 'jsonObject'>) {
   return {
