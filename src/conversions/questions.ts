@@ -9,6 +9,14 @@ const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
 
+/** What the columnar index of conversions holds: the filterable columns, and which are indexed for lookup. */
+export const CONVERSION_INDEX_LAYOUT = {
+  table: 'conversions',
+  columns: [...conversionCatalogue.values()].filter((column) => column.name !== 'id'),
+  // One buyer's conversions, asked by landing pages and support: found without a scan.
+  pointLookups: ['user_id', 'zip_code'],
+};
+
 /**
  * The columnar index that answers questions about conversions (counts and the ids of a page):
  * on the embedded default a DuckDB file beside the SQLite files, kept across restarts; with
@@ -19,10 +27,7 @@ export function openConversionQuestions(config: Config, database: Database, log:
     {
       file: database.engine === 'sqlite' ? path.join(config.dataDir, 'conversions.duckdb') : undefined,
       source: database.conversionSource,
-      table: 'conversions',
-      columns: [...conversionCatalogue.values()].filter((column) => column.name !== 'id'),
-      // One buyer's conversions, asked by landing pages and support: found without a scan.
-      pointLookups: ['user_id', 'zip_code'],
+      ...CONVERSION_INDEX_LAYOUT,
       memoryLimit: `${config.columnar.memoryMiB}MB`,
       threads: config.columnar.threads,
       pollMs: POLL_MS,

@@ -8,7 +8,7 @@ import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisThreadsPriority } from '../worker-thread.js';
 import { AppendOnlyAnswers } from './answers.js';
-import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
+import { countAndPagesQuery, countQuery, layoutStatements, pageQuery, type DuckDbQuery } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
 import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
 
@@ -100,14 +100,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
-  await connection.run(`DROP TABLE IF EXISTS ${table}`);
-  await connection.run(`CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`).join(', ')})`);
-  for (const { storage } of arrayColumns) {
-    await connection.run(`DROP TABLE IF EXISTS ${storage!.table}`);
-    await connection.run(`CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`);
-  }
-  // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
-  for (const column of options.pointLookups) await connection.run(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);
+  for (const statement of layoutStatements(table, columns, options.pointLookups)) await connection.run(statement);
   await connection.run("DELETE FROM index_meta WHERE key IN ('format', 'source')");
   await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
   await connection.run('COMMIT');
@@ -230,11 +223,9 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   }
   const upTo = watermark;
   const key = `${accountId}:${filterKey(filters)}`;
-  const matching = (params: BoundParams) => `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
-  const run = (sql: string, params: BoundParams) => reader.runAndReadAll(sql, params.values, params.types);
+  const run = ({ sql, params }: DuckDbQuery) => reader.runAndReadAll(sql, params.values, params.types);
   const count = async (above: number): Promise<number> => {
-    const params = new BoundParams(accountId, above, upTo);
-    const result = await run(`SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(params)}`, params);
+    const result = await run(countQuery(table, accountId, filters, above, upTo));
     return Number(result.getRows()[0]![0]);
   };
 
@@ -242,9 +233,8 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
-    // One scan gives the count and the page: min(id, n) keeps the n smallest matching ids.
-    const params = new BoundParams(accountId, upTo);
-    const result = await run(`SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(params)}`, params);
+    // One scan gives the count and the page.
+    const result = await run(countAndPagesQuery(table, accountId, filters, upTo, page));
     const [counted, smallest] = result.getRows()[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
@@ -256,10 +246,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1, upTo);
-  const params = new BoundParams(accountId, upTo);
-  const after = before ? ` AND id > ${before.at(-1)!}` : '';
-  const offset = before ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
-  const result = await run(`SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params);
+  const result = await run(pageQuery(table, accountId, filters, upTo, page, before?.at(-1)));
   const ids = result.getRows().map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };

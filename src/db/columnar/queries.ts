@@ -1,0 +1,65 @@
+import type { FilterColumn } from '../../filters/catalogue.js';
+import { PAGE_SIZE } from '../../filters/list.js';
+import type { Filter } from '../../filters/parse.js';
+import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
+
+/**
+ * The SQL of the columnar index (worker.ts), built by pure functions so that the snapshots of
+ * test/sql/ show what the index sends and tests can EXPLAIN the very same statements.
+ */
+
+/** A statement for DuckDB with its parameters, each with its type. */
+export interface DuckDbQuery {
+  sql: string;
+  params: BoundParams;
+}
+
+/**
+ * The derived tables of `table`: one row a source row with its scalar columns, a table of its own
+ * for each array column (one row an element), and an ART index for each point lookup column.
+ */
+export function layoutStatements(table: string, columns: FilterColumn[], pointLookups: string[]): string[] {
+  const scalarColumns = columns.filter((column) => !column.storage);
+  const statements = [
+    `DROP TABLE IF EXISTS ${table}`,
+    `CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`).join(', ')})`,
+  ];
+  for (const { storage } of columns.filter((column) => column.storage)) {
+    statements.push(`DROP TABLE IF EXISTS ${storage!.table}`);
+    statements.push(`CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`);
+  }
+  // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
+  for (const column of pointLookups) statements.push(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);
+  return statements;
+}
+
+// The account's rows matching the filters: the account is always $1, bound first by every question.
+function matching(filters: Filter[], params: BoundParams): string {
+  return `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
+}
+
+/** The number of the account's rows matching `filters` with ids above `above`, up to `upTo`. */
+export function countQuery(table: string, accountId: number, filters: Filter[], above: number, upTo: number): DuckDbQuery {
+  const params = new BoundParams(accountId, above, upTo);
+  return { sql: `SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(filters, params)}`, params };
+}
+
+/**
+ * The count and pages 1 to `page` in one scan: min(id, n) keeps the n smallest matching ids, so
+ * the answer is one aggregate, with no sort of the matching rows.
+ */
+export function countAndPagesQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number): DuckDbQuery {
+  const params = new BoundParams(accountId, upTo);
+  return { sql: `SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`, params };
+}
+
+/**
+ * The ids of page `page`, up to `upTo`: after `afterId` (the last id of the page before) when it
+ * is known, else by offset.
+ */
+export function pageQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
+  const params = new BoundParams(accountId, upTo);
+  const after = afterId !== undefined ? ` AND id > ${afterId}` : '';
+  const offset = afterId !== undefined ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
+  return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params };
+}

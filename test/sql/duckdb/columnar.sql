@@ -1,0 +1,154 @@
+-- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
+
+-- layoutStatements("conversions", the filterable columns, ["user_id","zip_code"])
+DROP TABLE IF EXISTS conversions;
+CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR);
+DROP TABLE IF EXISTS conversion_tracking_codes;
+CREATE TABLE conversion_tracking_codes (conversion_id BIGINT NOT NULL, account_id BIGINT NOT NULL, code VARCHAR NOT NULL);
+CREATE INDEX conversions_user_id ON conversions (user_id);
+CREATE INDEX conversions_zip_code ON conversions (zip_code);
+
+-- countAndPagesQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT AND utm_source = $5::VARCHAR;
+
+-- pageQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT AND utm_source = $5::VARCHAR
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT AND utm_source = $5::VARCHAR
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "cart_integration.in=clickbank,buygoods&amount.gte=30", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND list_contains($3::VARCHAR[], cart_integration) AND amount >= $4::DOUBLE;
+
+-- pageQuery("conversions", 1, "cart_integration.in=clickbank,buygoods&amount.gte=30", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND list_contains($3::VARCHAR[], cart_integration) AND amount >= $4::DOUBLE
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "cart_integration.in=clickbank,buygoods&amount.gte=30", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND list_contains($3::VARCHAR[], cart_integration) AND amount >= $4::DOUBLE
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "country=US&created_at.between=2025-10-01,2026-03-31", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND country = $3::VARCHAR AND created_at BETWEEN $4::BIGINT AND $5::BIGINT;
+
+-- pageQuery("conversions", 1, "country=US&created_at.between=2025-10-01,2026-03-31", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND country = $3::VARCHAR AND created_at BETWEEN $4::BIGINT AND $5::BIGINT
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "country=US&created_at.between=2025-10-01,2026-03-31", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND country = $3::VARCHAR AND created_at BETWEEN $4::BIGINT AND $5::BIGINT
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND id IN (SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND code = $3::VARCHAR INTERSECT SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND list_contains($4::VARCHAR[], code));
+
+-- pageQuery("conversions", 1, "tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND id IN (SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND code = $3::VARCHAR INTERSECT SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND list_contains($4::VARCHAR[], code))
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND id IN (SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND code = $3::VARCHAR INTERSECT SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND list_contains($4::VARCHAR[], code))
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "user_id=u-1234", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $3::VARCHAR;
+
+-- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $3::VARCHAR
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND user_id = $3::VARCHAR
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "created_at.in=2026-01-01,2026-01-02&mobile=true", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND (created_at BETWEEN $3::BIGINT AND $4::BIGINT OR created_at BETWEEN $5::BIGINT AND $6::BIGINT) AND mobile = $7::TINYINT;
+
+-- pageQuery("conversions", 1, "created_at.in=2026-01-01,2026-01-02&mobile=true", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND (created_at BETWEEN $3::BIGINT AND $4::BIGINT OR created_at BETWEEN $5::BIGINT AND $6::BIGINT) AND mobile = $7::TINYINT
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "created_at.in=2026-01-01,2026-01-02&mobile=true", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND (created_at BETWEEN $3::BIGINT AND $4::BIGINT OR created_at BETWEEN $5::BIGINT AND $6::BIGINT) AND mobile = $7::TINYINT
+ORDER BY id
+LIMIT 100;
+
+-- countAndPagesQuery("conversions", 1, "", upTo, 1)
+SELECT count(*), min(id, 100)
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE;
+
+-- pageQuery("conversions", 1, "", upTo, 12, undefined)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE
+ORDER BY id
+LIMIT 100
+OFFSET 1100;
+
+-- pageQuery("conversions", 1, "", upTo, 12, 41017)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND TRUE
+ORDER BY id
+LIMIT 100;
+
+-- countQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", above, upTo)
+SELECT count(*)
+FROM conversions
+WHERE id > $2::BIGINT AND id <= $3::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $4::BIGINT AND $5::BIGINT AND utm_source = $6::VARCHAR;

@@ -1,0 +1,171 @@
+/**
+ * The plans of the statements whose speed depends on the plan: the columnar index's pages (DuckDB)
+ * must not sort every matching row, and the row store's reads by id and by folder must go through
+ * an index, not a scan of the table. The assertions are on the kinds of plan node, never on costs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { CompiledQuery } from 'kysely';
+import { AccountRepository } from '../../src/accounts/repository.js';
+import { AssetRepository } from '../../src/assets/repository.js';
+import { assetCatalogue } from '../../src/assets/schema.js';
+import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
+import { ConversionRepository } from '../../src/conversions/repository.js';
+import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
+import { countAndPagesQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
+import { FilterFacts } from '../../src/filters/list-cache.js';
+import { parseListQuery } from '../../src/filters/parse.js';
+import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
+import { insertConversions } from '../helpers/fixtures.js';
+import { COLUMNAR_QUESTIONS, Recorder, columnarFilters } from './snapshots.js';
+
+interface DuckDbNode {
+  name: string;
+  children: DuckDbNode[];
+}
+
+const nodeNames = (node: DuckDbNode): string[] => [node.name, ...node.children.flatMap(nodeNames)];
+
+async function duckDbPlan(connection: DuckDBConnection, { sql, params }: DuckDbQuery): Promise<string[]> {
+  const result = await connection.runAndReadAll(`EXPLAIN (FORMAT json) ${sql}`, params.values, params.types);
+  const [, plan] = result.getRows()[0]!;
+  return (JSON.parse(String(plan)) as DuckDbNode[]).flatMap(nodeNames);
+}
+
+test('the columnar index answers a page with the top n ids and the count with its first pages in one aggregate, sorting no table', async () => {
+  const { table, columns, pointLookups } = CONVERSION_INDEX_LAYOUT;
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const connection = await instance.connect();
+  try {
+    for (const statement of layoutStatements(table, columns, pointLookups)) await connection.run(statement);
+    // Two accounts' rows over half a year, with every value the questions ask for, so that no
+    // filter is found empty from the column's bounds alone (DuckDB would then read nothing).
+    await connection.run(`INSERT INTO ${table} (id, account_id, created_at, cart_integration, amount, country, utm_source, mobile, user_id, zip_code)
+      SELECT range + 1, 1 + range % 2, 1759276800 + (range * 7919) % (190 * 86400),
+        ['clickbank', 'buygoods', 'digistore24', 'jvzoo'][1 + range % 4], (range * 37) % 15000 / 100,
+        ['US', 'GB', 'DE', 'CA', 'FR'][1 + range % 5], ['facebook', 'google', 'tiktok', 'youtube'][1 + range % 3],
+        range % 2, 'u-' || (range % 2000), lpad(CAST(range % 999 AS VARCHAR), 5, '0')
+      FROM range(6000)`);
+    await connection.run(`INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, ['tc-facebook', 'tc-1', 'tc-2', 'tc-3'][1 + range % 4] FROM range(6000)`);
+    await connection.run(`INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, 'tc-' || (range % 3) FROM range(0, 6000, 5)`);
+    for (const { family, query } of COLUMNAR_QUESTIONS) {
+      const filters = columnarFilters(query);
+      const counted = await duckDbPlan(connection, countAndPagesQuery(table, 1, filters, 6000, 1));
+      assert.ok(counted.some((name) => /AGGREGATE|GROUP_BY/.test(name)), `${family}: the count with its first pages is an aggregate: ${counted.join(' > ')}`);
+      assert.ok(!counted.some((name) => /ORDER_BY|TOP_N/.test(name)), `${family}: the count with its first pages sorts nothing: ${counted.join(' > ')}`);
+      for (const afterId of [undefined, 2345]) {
+        const paged = await duckDbPlan(connection, pageQuery(table, 1, filters, 6000, 12, afterId));
+        const shape = afterId === undefined ? 'by offset' : 'after an id';
+        assert.ok(paged.includes('TOP_N'), `${family}: a page ${shape} keeps the top n ids: ${paged.join(' > ')}`);
+        assert.ok(!paged.includes('ORDER_BY'), `${family}: a page ${shape} sorts no table: ${paged.join(' > ')}`);
+      }
+    }
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+});
+
+const NOW = 1_767_225_600;
+const FOLDERS = 30;
+
+describeEachEngine('plans of the row store', (engine) => {
+  let database: TestDatabase;
+  let accountId: number;
+  const recorder = new Recorder(engine);
+
+  before(async () => {
+    database = await freshDatabase(engine);
+    ({ id: accountId } = await new AccountRepository(database.db).ensure('plans', 'plans', NOW));
+    await insertConversions(database, accountId, [...syntheticConversions(3000, { random: seededRandom(7) })]);
+    const assets = Array.from({ length: 3000 }, (_, index) => ({
+      account_id: accountId,
+      created_at: NOW + index,
+      updated_at: NOW + index,
+      name: `asset-${index}.png`,
+      folder: `folder-${index % FOLDERS}`,
+      image: 1,
+      video: 0,
+      script: 0,
+      style: 0,
+      text: 0,
+      width: 10,
+      height: 10,
+      url: null,
+      async: 0,
+      defer: 0,
+      blob_key: `blobs/${index}`,
+      size: 100,
+      content_type: 'image/png',
+      etag: `"${index}"`,
+      public_id: `p-${index}`,
+      entry_json: '{}',
+    }));
+    for (let start = 0; start < assets.length; start += 250) await database.db.insertInto('assets').values(assets.slice(start, start + 250)).execute();
+    await database.refreshStatistics();
+  });
+  after(() => database.close());
+
+  /** What the planner does with a statement, one line a plan node: "SEARCH assets USING INDEX …" or "Index Scan assets conversions_pkey". */
+  async function plan(statement: CompiledQuery): Promise<string[]> {
+    if (engine === 'sqlite') {
+      const { rows } = await database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
+      return rows.map((row) => row.detail);
+    }
+    const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PostgresNode }[] }>(CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]));
+    const lines = (node: PostgresNode): string[] => [
+      [node['Node Type'], node['Relation Name'], node['Index Name']].filter(Boolean).join(' '),
+      ...(node.Plans ?? []).flatMap(lines),
+    ];
+    return lines(rows[0]!['QUERY PLAN'][0]!.Plan);
+  }
+
+  test('the recorder of the snapshots compiles as the database does', () => {
+    const query = (db: typeof database.db) => db.selectFrom('conversions').select(['id', 'entry_json']).where('account_id', '=', 1).where('id', 'in', [1, 2]).orderBy('id').limit(3);
+    assert.equal(query(recorder.db).compile().sql, query(database.db).compile().sql);
+  });
+
+  test('a page of conversions is read by id through the primary key, not a scan of the table', async () => {
+    const all = await database.db.selectFrom('conversions').select('id').where('account_id', '=', accountId).orderBy('id').execute();
+    const page = all.filter((_, index) => index % 30 === 0).map((row) => row.id);
+    assert.equal(page.length, 100);
+    const [statement] = await recorder.record((db) => new ConversionRepository(db).entriesByIds(accountId, page));
+    const lines = await plan(statement!);
+    const shown = lines.join(' | ');
+    if (engine === 'sqlite') {
+      assert.ok(lines.some((line) => /^SEARCH conversions USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(line)), `by rowid: ${shown}`);
+      assert.ok(!lines.some((line) => /^SCAN conversions\b/.test(line)), `no scan: ${shown}`);
+    } else {
+      assert.ok(lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*conversions_pkey$/.test(line)), `through conversions_pkey: ${shown}`);
+      assert.ok(!lines.some((line) => /^Seq Scan conversions$/.test(line)), `no scan: ${shown}`);
+    }
+  });
+
+  test('a list of assets by folder counts and reads its page through an index, not a scan of the table', async () => {
+    const query = parseListQuery({ folder: 'folder-7' }, assetCatalogue);
+    const statements = await recorder.record(
+      (db) => new AssetRepository(db).listJson({ accountId, query, facts: new FilterFacts(1000) }),
+      [[{ count: 100 }]],
+    );
+    assert.equal(statements.length, 2, 'the count, then the page');
+    for (const [index, statement] of statements.entries()) {
+      const lines = await plan(statement);
+      const shown = `${index === 0 ? 'the count' : 'the page'}: ${lines.join(' | ')}`;
+      if (engine === 'sqlite') {
+        assert.ok(lines.some((line) => /^SEARCH assets USING (COVERING )?INDEX \w+ \(account_id=\? AND folder=\?\)/.test(line)), `through an index: ${shown}`);
+        assert.ok(!lines.some((line) => /^SCAN assets\b/.test(line)), `no scan: ${shown}`);
+      } else {
+        assert.ok(lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*assets_\w+$/.test(line)), `through an index: ${shown}`);
+        assert.ok(!lines.some((line) => /^Seq Scan assets$/.test(line)), `no scan: ${shown}`);
+      }
+    }
+  });
+});
+
+interface PostgresNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PostgresNode[];
+}

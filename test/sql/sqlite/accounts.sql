@@ -1,0 +1,68 @@
+-- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
+
+-- AccountRepository.findByName("default")
+select *
+from "accounts"
+where "name" = ?;
+
+-- AccountRepository.ensure("default", "k3x9", 1767225600), the account not there yet [1 of 3]
+select *
+from "accounts"
+where "name" = ?;
+
+-- AccountRepository.ensure("default", "k3x9", 1767225600), the account not there yet [2 of 3]
+insert into "accounts" ("name", "handle", "created_at")
+values (?, ?, ?)
+on conflict ("name") do nothing;
+
+-- AccountRepository.ensure("default", "k3x9", 1767225600), the account not there yet [3 of 3]
+select *
+from "accounts"
+where "name" = ?;
+
+-- AccountRepository.addKey(1, "acds_k3x9", "sha256 of the key, hex", 1767225600), the key not there yet [1 of 2]
+select "id"
+from "api_keys"
+where "key_hash" = ?;
+
+-- AccountRepository.addKey(1, "acds_k3x9", "sha256 of the key, hex", 1767225600), the key not there yet [2 of 2]
+insert into "api_keys" ("account_id", "prefix", "key_hash", "created_at", "revoked_at")
+values (?, ?, ?, ?, ?)
+on conflict ("key_hash") do nothing;
+
+-- AccountRepository.accountForKey("sha256 of the key, hex")
+select "api_keys"."account_id", "accounts"."data_version" + coalesce("conversion_versions"."version", 0) as "data_version"
+from "api_keys"
+inner join "accounts" on "accounts"."id" = "api_keys"."account_id"
+left join "conversion_versions" on "conversion_versions"."account_id" = "api_keys"."account_id"
+where "api_keys"."key_hash" = ? and "api_keys"."revoked_at" is null;
+
+-- AccountRepository.bumpDataVersion(1)
+update "accounts"
+set "data_version" = "data_version" + ?
+where "id" = ?;
+
+-- AccountRepository.exists(1)
+select "id"
+from "accounts"
+where "id" = ?;
+
+-- AccountRepository.removeIfEmpty(1)
+delete from "accounts"
+where "id" = ? and not (exists (select "id" from "api_keys" where "account_id" = ?) or exists (select "id" from "assets" where "account_id" = ?) or exists (select "id" from "conversions" where "account_id" = ?));
+
+-- AccountRepository.listKeys(1)
+select *
+from "api_keys"
+where "account_id" = ?
+order by "id";
+
+-- AccountRepository.keysWithPrefix("acds_k3x9")
+select *
+from "api_keys"
+where "prefix" = ?;
+
+-- AccountRepository.revokeKey(7, 1767225600)
+update "api_keys"
+set "revoked_at" = ?
+where "id" = ? and "revoked_at" is null;

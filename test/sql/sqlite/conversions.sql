@@ -1,0 +1,19 @@
+-- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
+
+-- ConversionRepository.entriesByIds(1, [101,102,103]), a page sends up to 100 ids
+select "id", "entry_json"
+from "conversions"
+where "account_id" = ? and "id" in (?, ?, ?)
+order by "id";
+
+-- ConversionRepository.bumpVersion(1)
+insert into "conversion_versions" ("account_id", "version")
+values (?, ?)
+on conflict ("account_id") do update
+set "version" = "conversion_versions"."version" + ?;
+
+-- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
+insert into "conversions" ("created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json", "account_id")
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+on conflict ("account_id", "cart_integration", "receipt") do nothing;
