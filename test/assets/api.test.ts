@@ -8,7 +8,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { FORM_OVERHEAD_BYTES } from '../../src/assets/form.js';
 import type { Config } from '../../src/config.js';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import { accountWithKey, describeEachEngine, holdWrites, png, startTestApp, variedText, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
+import { variedText } from '../helpers/fixtures.js';
+import { png } from '../helpers/images.js';
+import { holdWrites } from '../helpers/write-locks.js';
 
 /**
  * The asset API over multipart forms: listing, filters, create, read, update and delete, as

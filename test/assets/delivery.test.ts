@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { accountWithKey, describeEachEngine, png, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
+import { png } from '../helpers/images.js';
 
 /**
  * Serving an asset's bytes (docs/api.md, "Downloads and public delivery"): the

@@ -5,7 +5,8 @@ import { AssetService } from '../../src/assets/service.js';
 import { AppError } from '../../src/errors.js';
 import type { BlobStore } from '../../src/storage/blob-store.js';
 import { FileBlobStore } from '../../src/storage/file-blob-store.js';
-import { accountWithKey, describeEachEngine, freshDatabase, type TestDatabase } from '../helper.js';
+import { accountWithKey } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
  * Bytes a write no longer needs are removed after it, or when it fails; if they cannot be

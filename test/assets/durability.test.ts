@@ -10,16 +10,9 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { AssetService } from '../../src/assets/service.js';
 import type { BlobStore } from '../../src/storage/blob-store.js';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import {
-  describeEachEngine,
-  freshDatabase,
-  SERVICE_KEY,
-  spawnService,
-  startS3Server,
-  stopService,
-  type ServiceProcess,
-  type TestDatabase,
-} from '../helper.js';
+import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
+import { SERVICE_KEY, spawnService, stopService, type ServiceProcess } from '../helpers/processes.js';
+import { startS3Server } from '../helpers/s3.js';
 
 /**
  * The service as a real child process, killed with SIGKILL in the middle of writes and started

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { storedEntryJson } from '../../src/assets/entry.js';
 import type { NewAssetRow } from '../../src/assets/repository.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { describeEachEngine, freshDatabase } from '../helper.js';
+import { describeEachEngine, freshDatabase } from '../helpers/database.js';
 
 /**
  * Each asset's entry is stored as JSON with its row, written by every insert and update, and

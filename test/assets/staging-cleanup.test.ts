@@ -5,7 +5,8 @@ import { Readable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileBlobStore } from '../../src/storage/file-blob-store.js';
-import { accountWithKey, startTestApp, tempDir, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { tempDir } from '../helpers/database.js';
 
 /**
  * A refused upload leaves no temporary file behind, however slowly the file system answers.

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { accountWithKey, describeEachEngine, holdImportWrites, holdWrites, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
+import { holdImportWrites, holdWrites } from '../helpers/write-locks.js';
 
 /**
  * An import runs for minutes in its own process, in one transaction. Asset writes must neither

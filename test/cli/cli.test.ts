@@ -8,7 +8,9 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
-import { describeEachEngine, freshDatabase, holdWrites, lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, tempDir, type CliRun } from '../helper.js';
+import { describeEachEngine, freshDatabase, tempDir } from '../helpers/database.js';
+import { lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, type CliRun } from '../helpers/processes.js';
+import { holdWrites } from '../helpers/write-locks.js';
 
 /** The operator's command line (docs/command-line.md), each command in a child process as an operator runs it. */
 

@@ -3,20 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import {
-  freshDatabase,
-  lastLine,
-  runCli,
-  spawnService,
-  startS3Server,
-  stopService,
-  succeeded,
-  tempDir,
-  type CliRun,
-  type ServiceProcess,
-  type TestDatabase,
-  type TestS3Server,
-} from '../helper.js';
+import { freshDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
+import { lastLine, runCli, spawnService, stopService, succeeded, type CliRun, type ServiceProcess } from '../helpers/processes.js';
+import { startS3Server, type TestS3Server } from '../helpers/s3.js';
 
 /**
  * `migrate-data`, as an operator runs it: the embedded default (SQLite + files in DATA_DIR) copied

@@ -4,7 +4,9 @@ import { Value } from 'typebox/value';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { validateConversion } from '../../src/conversions/validate.js';
 import { ConversionEntry } from '../../src/conversions/schema.js';
-import { accountWithKey, conversionRecord, describeEachEngine, freshDatabase, insertConversions, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * Each conversion's entry is written as JSON once, on import, and a list page is made of those

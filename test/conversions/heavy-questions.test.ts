@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { accountWithKey, describeEachEngine, freshDatabase, insertConversions, startTestApp, type TestContext, type TestDatabase } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
+import { insertConversions } from '../helpers/fixtures.js';
 
 /**
  * The heaviest questions the filter language allows must stay questions, not outages: every

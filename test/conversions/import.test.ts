@@ -7,7 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem } from '../../src/conversions/import.js';
-import { accountWithKey, conversionRecord, describeEachEngine, startTestApp, tempDir, variedText, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, tempDir } from '../helpers/database.js';
+import { conversionRecord, variedText } from '../helpers/fixtures.js';
 
 /**
  * The import path of conversions (docs/command-line.md, "Importing conversions"): every row is

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { accountWithKey, conversionRecord, describeEachEngine, insertConversions, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * Listing remembers counts and page boundaries per filter, so that a repeated list request on a

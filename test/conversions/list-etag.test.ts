@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import { accountWithKey, conversionRecord, describeEachEngine, insertConversions, startTestApp, testConfig, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, testConfig } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * List responses carry an ETag derived from the account's data version, so that a poller asking

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { accountWithKey, conversionRecord, describeEachEngine, insertConversions, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * GET /api/v1/conversions: every filter form on every column type, pagination, the 400s of a

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromCsvRecord, IMPORT_COLUMNS, validateConversion } from '../../src/conversions/validate.js';
-import { conversionRecord } from '../helper.js';
+import { conversionRecord } from '../helpers/fixtures.js';
 
 /**
  * What an import says about a bad row: each problem names the field, says what is wrong with it

@@ -9,20 +9,9 @@ import { AccountService } from '../../src/accounts/service.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { validateConversion } from '../../src/conversions/validate.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import {
-  SERVICE_KEY,
-  describeEachEngine,
-  freshDatabase,
-  insertConversions,
-  runCli,
-  startCli,
-  spawnService,
-  stopService,
-  succeeded,
-  tempDir,
-  testConfig,
-  type TestDatabase,
-} from '../helper.js';
+import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
+import { insertConversions } from '../helpers/fixtures.js';
+import { SERVICE_KEY, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
 
 type Conversion = Record<string, any>;
 

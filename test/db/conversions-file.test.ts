@@ -5,7 +5,9 @@ import type { Kysely } from 'kysely';
 import { sqliteFiles } from '../../src/db/sqlite/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { validateConversion } from '../../src/conversions/validate.js';
-import { accountWithKey, conversionRecord, describeEachEngine, freshDatabase, insertConversions, startTestApp } from '../helper.js';
+import { accountWithKey, startTestApp } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 import { AccountService } from '../../src/accounts/service.js';
 
 describeEachEngine('migration 0006: conversions in a file of their own', (engine) => {

@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import { formatOfPath, importConversions, readRecords } from '../../src/conversions/import.js';
-import { accountWithKey, describeEachEngine, startTestApp, type TestContext } from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine } from '../helpers/database.js';
 
 /**
  * Every `curl` example of the tour, the README's short one and its continuation in

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { describeEachEngine, freshDatabase, spawnService, stopService, type ServiceProcess, type TestDatabase } from '../helper.js';
+import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
+import { spawnService, stopService, type ServiceProcess } from '../helpers/processes.js';
 
 /**
  * Requests refused before any route sees them, by Node's HTTP parser or by Fastify's router, are

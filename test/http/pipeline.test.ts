@@ -6,17 +6,9 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { keyPrefix } from '../../src/accounts/keys.js';
-import {
-  accountWithKey,
-  conversionRecord,
-  describeEachEngine,
-  freshDatabase,
-  insertConversions,
-  startTestApp,
-  testConfig,
-  type TestContext,
-  type TestDatabase,
-} from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase, testConfig, type TestDatabase } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * The request pipeline every /api/v1 request goes through: keys, the rate limit and errors, as

@@ -4,18 +4,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import {
-  accountWithKey,
-  describeEachEngine,
-  freshDatabase,
-  holdWrites,
-  SERVICE_KEY,
-  spawnService,
-  startTestApp,
-  stopService,
-  testConfig,
-  type TestContext,
-} from '../helper.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { describeEachEngine, freshDatabase, testConfig } from '../helpers/database.js';
+import { SERVICE_KEY, spawnService, stopService } from '../helpers/processes.js';
+import { holdWrites } from '../helpers/write-locks.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const randomIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;

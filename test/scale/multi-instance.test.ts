@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import {
-  freshDatabase,
-  SERVICE_KEY,
-  spawnService,
-  startS3Server,
-  stopService,
-  tempDir,
-  type ServiceProcess,
-  type TestDatabase,
-  type TestS3Server,
-} from '../helper.js';
+import { freshDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
+import { SERVICE_KEY, spawnService, stopService, type ServiceProcess } from '../helpers/processes.js';
+import { startS3Server, type TestS3Server } from '../helpers/s3.js';
 
 /**
  * Two service processes on two ports sharing PostgreSQL, Redis and an S3 server, as in

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import type { BlobStore } from '../../src/storage/blob-store.js';
 import { FileBlobStore } from '../../src/storage/file-blob-store.js';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
-import { startS3Server, tempDir, type TestS3Server } from '../helper.js';
+import { tempDir } from '../helpers/database.js';
+import { startS3Server, type TestS3Server } from '../helpers/s3.js';
 
 /** One contract, every implementation: the same tests run on the file system and on S3. */
 const stores: { name: string; open(): Promise<{ store: BlobStore; close(): Promise<void> }> }[] = [
