@@ -2,6 +2,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { AppError, badRequest } from '../errors.js';
+import { FORM_FIELDS, FORM_FILE_FIELD } from './schema.js';
 import { checkFieldName, type AssetForm, type AssetService } from './service.js';
 
 export interface FormLimits {
@@ -20,10 +21,10 @@ export const TEXT_FIELD_BYTES = 8 * 1024;
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
 /**
- * A valid form has at most 14 parts (13 text fields and the file), and the reader refuses a
- * repeated or unknown part as it comes; busboy stops at this many all the same, as a backstop.
+ * A valid form has at most one part per field, and the reader refuses a repeated or unknown part
+ * as it comes; busboy stops a little past that all the same, as a backstop.
  */
-const MAX_PARTS = 16;
+const MAX_PARTS = FORM_FIELDS.length + 2;
 
 /**
  * Reads an asset's multipart form in the order the client sent it, as a stream: each part is
@@ -81,11 +82,11 @@ function refuseDeclaredOversize(request: FastifyRequest, limits: FormLimits): vo
 function checkPartName(part: MultipartFile, form: AssetForm, operation: 'create' | 'update'): void {
   const name = part.fieldname;
   if (isUpload(part)) {
-    if (name !== 'file') throw badRequest(`${name} is not a file field; upload the file as "file"`);
+    if (name !== FORM_FILE_FIELD) throw badRequest(`${name} is not a file field; upload the file as "${FORM_FILE_FIELD}"`);
     if (form.file) throw badRequest('upload one file at most');
     return;
   }
-  if (name === 'file') throw badRequest('file must be an uploaded file, sent with a filename');
+  if (name === FORM_FILE_FIELD) throw badRequest(`${FORM_FILE_FIELD} must be an uploaded file, sent with a filename`);
   checkFieldName(name, operation);
   if (form.fields.has(name)) throw badRequest(`${name} is given more than once`);
 }

@@ -21,6 +21,11 @@ const PUBLIC_ID = /^[0-9a-f]{24}$/;
 /** Fresh for five minutes, then revalidated by ETag: a replaced asset shows within minutes. */
 const PUBLIC_CACHE = 'public, max-age=300, stale-while-revalidate=86400';
 
+/** The route's path parameters, typed here: the route has no schema, being no part of the API document. */
+interface PublicPath {
+  Params: { handle: string; publicId: string };
+}
+
 export interface PublicAssetRouteOptions {
   assets: AssetService;
   blobs: BlobStore;
@@ -30,8 +35,8 @@ export interface PublicAssetRouteOptions {
 export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs, rateLimit }: PublicAssetRouteOptions) {
   // Caches keep these answers and show them to everyone: one client's count stays out of them.
   await registerRateLimit(app, { ...rateLimit, headersOnEveryAnswer: false });
-  app.get(`${PUBLIC_PATH_PREFIX}:handle/:publicId`, { schema: { hide: true } }, async (request, reply) => {
-    const { handle, publicId } = request.params as { handle: string; publicId: string };
+  app.get<PublicPath>(`${PUBLIC_PATH_PREFIX}:handle/:publicId`, { schema: { hide: true } }, async (request, reply) => {
+    const { handle, publicId } = request.params;
     const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
     if (!row) throw notFound(NO_SUCH_PUBLIC_ASSET);
     return sendBytes(request, reply, blobs, bytesOf(row), PUBLIC_CACHE);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
 import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
@@ -7,7 +7,7 @@ import { JSON_CONTENT_TYPE, sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { readAssetForm, type FormLimits } from './form.js';
-import { assetCatalogue, AssetEntry } from './schema.js';
+import { assetCatalogue, AssetEntry, AssetFormFields, FORM_FIELDS } from './schema.js';
 import type { AssetService } from './service.js';
 
 export interface AssetRouteOptions {
@@ -19,27 +19,7 @@ export interface AssetRouteOptions {
 }
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) });
-const text = (description: string) => Type.Optional(Type.String({ description }));
-const flag = (description: string) => Type.Optional(Type.String({ enum: ['t', 'f', 'true', 'false'], description }));
-/** The multipart form of create and update, for the OpenAPI document (docs/api.md has the rules). */
-const AssetForm = Type.Object({
-  name: text('1 to 255 characters, no /; required with content and url'),
-  folder: text('Folder path, names joined by /; "" is the root'),
-  content: text('Text content; makes a local asset'),
-  file: Type.Optional(Type.String({ format: 'binary', description: 'An uploaded file; makes a local asset' })),
-  url: text('Absolute http(s) address; makes a remote asset'),
-  width: text('Pixels, for images'),
-  height: text('Pixels, for images'),
-  async: flag('For scripts'),
-  defer: flag('For scripts'),
-  image: flag('Overrides the detected type'),
-  video: flag('Overrides the detected type'),
-  script: flag('Overrides the detected type'),
-  style: flag('Overrides the detected type'),
-  text: flag('Overrides the detected type'),
-});
-const FORM_DOC =
-  'multipart/form-data with the fields name, content, file, url, folder, width, height, async, defer, image, video, script, style, text. See the API reference.';
+const FORM_DOC = `multipart/form-data with the fields ${FORM_FIELDS.join(', ')}. See the API reference.`;
 /** Interface 4.3 to 4.5: every failed write of an asset is a 400. */
 const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: documentationOnly };
 
@@ -50,7 +30,8 @@ function parseId(raw: string, forWrite: boolean): number {
   throw forWrite ? badRequest(`there is no asset with id ${raw.slice(0, 40)}`) : notFound(`there is no asset with id ${raw.slice(0, 40)}`);
 }
 
-export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits, publicUrl }: AssetRouteOptions) {
+/** The routes of assets; their schemas type each request's params and each answer (TypeBoxTypeProvider). */
+export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (app, { assets, blobs, limits, publicUrl }) => {
   app.get(
     '/assets',
     {
@@ -65,7 +46,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
     },
     // The page is JSON already (entries stored with their rows, src/assets/entry.ts): sent as it is.
     async (request, reply) => {
-      const list = assets.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>, publicUrl());
+      const list = assets.list(request.accountId, request.dataVersion, request.query, publicUrl());
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
       return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
     },
@@ -80,7 +61,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
         description: `From content, an uploaded file or a remote url (exactly one). ${FORM_DOC}`,
         tags: ['assets'],
         consumes: ['multipart/form-data'],
-        body: AssetForm,
+        body: AssetFormFields,
         response: { 200: Type.Object({ id: Type.String({ description: 'The new asset id' }) }), 400: ErrorMessage },
       },
     },
@@ -97,7 +78,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
       schema: { summary: 'Get an asset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
       validatorCompiler: documentationOnly,
     },
-    (request) => assets.get(request.accountId, parseId((request.params as { id: string }).id, false), publicUrl()),
+    (request) => assets.get(request.accountId, parseId(request.params.id, false), publicUrl()),
   );
 
   app.get(
@@ -112,7 +93,7 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
       validatorCompiler: documentationOnly,
     },
     async (request, reply) => {
-      const row = await assets.forDownload(request.accountId, parseId((request.params as { id: string }).id, false));
+      const row = await assets.forDownload(request.accountId, parseId(request.params.id, false));
       // As checkUrl stores it; urls stored before it did may hold characters a header cannot.
       if (!row.blob_key) return reply.redirect(new URL(row.url!).href, 302);
       return sendBytes(request, reply, blobs, bytesOf(row), 'private, no-cache');
@@ -129,12 +110,12 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
         tags: ['assets'],
         consumes: ['multipart/form-data'],
         params: IdParams,
-        body: AssetForm,
+        body: AssetFormFields,
         response: { 200: Type.Literal(true), 400: ErrorMessage },
       },
     },
     async (request, reply) => {
-      const id = parseId((request.params as { id: string }).id, true);
+      const id = parseId(request.params.id, true);
       const form = await readAssetForm(request, assets, request.accountId, limits, 'update');
       await assets.update(request.accountId, id, form);
       return sendJson(reply, 200, true);
@@ -148,11 +129,11 @@ export async function assetRoutes(app: FastifyInstance, { assets, blobs, limits,
       schema: { summary: 'Delete an asset', tags: ['assets'], params: IdParams, response: { 200: Type.Literal(true), 400: ErrorMessage } },
     },
     async (request, reply) => {
-      await assets.remove(request.accountId, parseId((request.params as { id: string }).id, true));
+      await assets.remove(request.accountId, parseId(request.params.id, true));
       return sendJson(reply, 200, true);
     },
   );
-}
+};
 
 export function bytesOf(row: { blob_key: string | null; size: number | null; content_type: string | null; etag: string | null; updated_at: number }) {
   return {

@@ -44,3 +44,42 @@ export const assetCatalogue = catalogueFromSchema(AssetEntry, ASSET_FILTERS);
 export const TYPE_FLAGS = ['image', 'video', 'script', 'style', 'text'] as const;
 export type TypeFlag = (typeof TYPE_FLAGS)[number];
 export type TypeFlags = Record<TypeFlag, boolean>;
+
+const formText = (description: string) => Type.Optional(Type.String({ description }));
+const formFlag = (description: string) => Type.Optional(Type.String({ enum: ['t', 'f', 'true', 'false'], description }));
+
+/**
+ * The multipart form that creates and updates an asset: its fields, each with what it takes.
+ * The OpenAPI document shows it as the routes' body, and the form reader and the service accept
+ * exactly these names: every field is text but the one uploaded file (format `binary`). Which
+ * fields go together, and what their values may be, are the service's rules (service.ts, rules.ts).
+ */
+export const AssetFormFields = Type.Object({
+  name: formText('1 to 255 characters, no /; required with content and url'),
+  content: formText('Text content; makes a local asset'),
+  file: Type.Optional(Type.String({ format: 'binary', description: 'An uploaded file; makes a local asset' })),
+  url: formText('Absolute http(s) address; makes a remote asset'),
+  width: formText('Pixels, for images'),
+  height: formText('Pixels, for images'),
+  folder: formText('Folder path, names joined by /; "" is the root'),
+  async: formFlag('For scripts'),
+  defer: formFlag('For scripts'),
+  image: formFlag('Overrides the detected type'),
+  video: formFlag('Overrides the detected type'),
+  script: formFlag('Overrides the detected type'),
+  style: formFlag('Overrides the detected type'),
+  text: formFlag('Overrides the detected type'),
+});
+
+/** Every field of the form, in the order declared. */
+export const FORM_FIELDS: readonly string[] = Object.keys(AssetFormFields.properties);
+const isUpload = (name: string) => (AssetFormFields.properties as Record<string, { format?: string }>)[name]!.format === 'binary';
+/** The form's text fields, in the order declared. */
+export const FORM_TEXT_FIELDS: readonly string[] = FORM_FIELDS.filter((name) => !isUpload(name));
+/** The form's one uploaded file. */
+export const FORM_FILE_FIELD: string = onlyOne(FORM_FIELDS.filter(isUpload));
+
+function onlyOne(names: string[]): string {
+  if (names.length !== 1) throw new Error(`the asset form has one file field, not ${names.length}`);
+  return names[0]!;
+}

@@ -21,7 +21,7 @@ import {
   parseFormBoolean,
   type DetectedType,
 } from './rules.js';
-import { assetCatalogue, TYPE_FLAGS, type AssetEntry, type TypeFlags } from './schema.js';
+import { assetCatalogue, FORM_FILE_FIELD, FORM_TEXT_FIELDS, TYPE_FLAGS, type AssetEntry, type TypeFlags } from './schema.js';
 
 /** Bytes already in the blob store, journalled, and not yet pointed at by any asset. */
 export interface StagedBlob {
@@ -40,7 +40,8 @@ export interface AssetForm {
   file?: StagedBlob & { filename: string };
 }
 
-const WRITABLE_FIELDS = new Set(['name', 'content', 'url', 'width', 'height', 'folder', 'async', 'defer', ...TYPE_FLAGS]);
+/** The text fields of the form (schema.ts); the file comes apart, already staged. */
+const WRITABLE_FIELDS: ReadonlySet<string> = new Set(FORM_TEXT_FIELDS);
 const READ_ONLY_FIELDS = new Set(['id', 'created_at', 'updated_at']);
 /** Enough of the head for file-type (4 KiB) and for JPEG dimensions behind large EXIF blocks. */
 export const HEAD_BYTES = 512 * 1024;
@@ -319,7 +320,7 @@ function checkFields(fields: Map<string, string>, operation: 'create' | 'update'
 /** A text field's name is one of the writable fields; the form reader judges each part by it before reading its value. */
 export function checkFieldName(name: string, operation: 'create' | 'update'): void {
   if (READ_ONLY_FIELDS.has(name)) throw badRequest(`${name} cannot be ${operation === 'create' ? 'set' : 'updated'}`);
-  if (!WRITABLE_FIELDS.has(name)) throw badRequest(`unknown field ${name}; the fields are ${[...WRITABLE_FIELDS, 'file'].join(', ')}`);
+  if (!WRITABLE_FIELDS.has(name)) throw badRequest(`unknown field ${name}; the fields are ${[...WRITABLE_FIELDS, FORM_FILE_FIELD].join(', ')}`);
 }
 
 async function detect(name: string, staged: StagedBlob | undefined, fromContent: boolean): Promise<DetectedType & { head?: Buffer }> {

@@ -1,11 +1,12 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
 import { listNotModified } from '../http/conditional.js';
 import { JSON_CONTENT_TYPE } from '../http/reply.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
 
-export async function conversionRoutes(app: FastifyInstance, { conversions }: { conversions: ConversionService }) {
+/** The route of conversions; its schemas type the request's query and the answers (TypeBoxTypeProvider). */
+export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: ConversionService }> = async (app, { conversions }) => {
   app.get(
     '/conversions',
     {
@@ -22,9 +23,9 @@ export async function conversionRoutes(app: FastifyInstance, { conversions }: { 
     },
     // The page is JSON already (entries stored with their rows, entry-json.ts): sent as it is.
     async (request, reply) => {
-      const list = conversions.list(request.accountId, request.dataVersion, request.query as Record<string, string | string[]>);
+      const list = conversions.list(request.accountId, request.dataVersion, request.query);
       if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
       return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
     },
   );
-}
+};

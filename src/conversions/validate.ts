@@ -1,13 +1,12 @@
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { columnTypeOf } from '../filters/catalogue.js';
+import { columnTypeOf, jsonFieldsOf } from '../filters/catalogue.js';
 import { parseTimestamp } from '../filters/timestamps.js';
 import { entryJsonOf } from './entry-json.js';
 import type { NewConversion } from './repository.js';
 import { CART_INTEGRATIONS, ConversionEntry, PAYMENT_METHODS } from './schema.js';
 
 const REQUIRED = new Set(['created_at', 'cart_integration', 'receipt']);
-const ARRAYS = new Set(['products', 'tracking_codes', 'affiliate_payouts']);
 
 /**
  * What an imported record may hold: the entry's fields without `id`, where every field but
@@ -29,6 +28,13 @@ const ImportRecord = Type.Object({ ...importProperties, [IGNORED_FIELD]: Type.Op
 const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
+/**
+ * How each imported column is stored, from its type in the entry schema (as the entry is
+ * written back from the row): an array as JSON text, a boolean as 0 or 1, anything else as given.
+ */
+const STORED_COLUMNS = jsonFieldsOf(ConversionEntry).filter(({ name }) => name in importProperties);
+/** The array columns, which a CSV cell holds as JSON. */
+const ARRAYS: ReadonlySet<string> = new Set(STORED_COLUMNS.filter(({ kind }) => kind === 'json').map(({ name }) => name));
 /**
  * The longest text value, and tracking code, in bytes of UTF-8: the receipt is in a unique
  * index, and PostgreSQL refuses an index entry over 2,704 bytes (2,048 Chinese characters, 6,144
@@ -72,10 +78,10 @@ function textProblem(value: unknown): string | undefined {
 
 function toRow(input: Record<string, any>, createdAt: number): NewConversion {
   const row: Record<string, unknown> = {};
-  for (const name of IMPORT_COLUMNS) {
+  for (const { name, kind } of STORED_COLUMNS) {
     const value = input[name];
-    if (ARRAYS.has(name)) row[name] = JSON.stringify(value ?? []);
-    else if (name === 'mobile') row[name] = value === undefined || value === null ? null : Number(value);
+    if (kind === 'json') row[name] = JSON.stringify(value ?? []);
+    else if (kind === 'boolean') row[name] = value === undefined || value === null ? null : Number(value);
     else row[name] = value ?? null;
   }
   row.created_at = createdAt;

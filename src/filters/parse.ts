@@ -32,7 +32,8 @@ export interface ListQuery {
 export const MAX_LIST_VALUES = 100;
 export const MAX_VALUE_LENGTH = 2048;
 
-type RawQuery = Record<string, string | string[] | undefined>;
+/** A query string as Fastify's parser gives it: a repeated parameter as an array. */
+export type RawQuery = Record<string, string | string[] | undefined>;
 
 /**
  * Turns a list request's query string into a page number and filters, or throws a 400

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { Catalogue } from '../filters/catalogue.js';
 import type { ListPage } from '../filters/list.js';
-import { MODIFIERS } from '../filters/parse.js';
+import { MODIFIERS, type RawQuery } from '../filters/parse.js';
 
 /** The list envelope (docs/api.md, "Listing") around a resource's entries. */
 export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
@@ -19,7 +19,8 @@ export function listPageJson(page: ListPage<string>): string {
 
 export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });
 
-export const NotModified = Type.Null({ description: 'The page named by If-None-Match is still current: no body' });
+/** Typed as nothing (void), so that a route's 304 is sent with no body, not with `null`. */
+export const NotModified = Type.Unsafe<void>(Type.Null({ description: 'The page named by If-None-Match is still current: no body' }));
 
 /**
  * The query string of a list route, for the OpenAPI document only: the filter engine parses
@@ -36,7 +37,9 @@ export function listQueryDocs(catalogue: Catalogue) {
       Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }),
     );
   }
-  return Type.Object(properties, { additionalProperties: true });
+  // Typed as what the query string parser hands the route, repeated parameters as arrays, since
+  // nothing checks it against these properties first.
+  return Type.Unsafe<RawQuery>(Type.Object(properties, { additionalProperties: true }));
 }
 
 /**
