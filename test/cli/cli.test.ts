@@ -11,6 +11,9 @@ import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { describeEachEngine, freshDatabase, tempDir } from '../helpers/database.js';
 import { lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, type CliRun } from '../helpers/processes.js';
 import { holdWrites } from '../helpers/write-locks.js';
+import { startS3Server, type TestS3Server } from '../helpers/s3.js';
+import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
+import type { BlobStore } from '../../src/storage/blob-store.js';
 
 /** The operator's command line (docs/command-line.md), each command in a child process as an operator runs it. */
 
@@ -51,8 +54,8 @@ function cli(store: Store, args: string[], env: Record<string, string> = {}): Pr
   return runCli(args, cliEnv(store, env));
 }
 
-/** Runs `work` against an app on the store's data, as the service would serve it. */
-async function withApp<T>(store: Store, work: (app: FastifyInstance) => Promise<T>): Promise<T> {
+/** Runs `work` against an app on the store's data (and bytes, when given), as the service would serve it. */
+async function withApp<T>(store: Store, work: (app: FastifyInstance) => Promise<T>, blobs?: BlobStore): Promise<T> {
   const database = openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, poolSize: 2 });
   const config = {
     ...loadConfig({}),
@@ -61,7 +64,7 @@ async function withApp<T>(store: Store, work: (app: FastifyInstance) => Promise<
     logLevel: 'silent' as const,
     rateLimit: { max: 0, windowMs: 60_000 },
   };
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, blobs });
   try {
     await app.ready();
     return await work(app);
@@ -187,11 +190,30 @@ describeEachEngine('keys create, list and revoke', (engine) => {
 describeEachEngine('seed', (engine) => {
   let store: Store;
   let run: CliRun;
+  // On PostgreSQL the bytes go to S3, as a scaled-out deployment keeps them.
+  let s3: TestS3Server | undefined;
+  let blobs: BlobStore | undefined;
   before(async () => {
     store = await blankStore(engine);
-    run = await cli(store, ['seed', '--conversions', '200', '--assets', '5', '--account', 'shop']);
+    s3 = engine === 'postgres' ? await startS3Server() : undefined;
+    blobs = s3 && new S3BlobStore(s3.options);
+    const s3Env: Record<string, string> = s3
+      ? {
+          S3_BUCKET: s3.options.bucket,
+          S3_ENDPOINT: s3.options.endpoint!,
+          S3_REGION: s3.options.region!,
+          S3_ACCESS_KEY_ID: s3.options.accessKeyId!,
+          S3_SECRET_ACCESS_KEY: s3.options.secretAccessKey!,
+          S3_FORCE_PATH_STYLE: 'true',
+        }
+      : {};
+    run = await cli(store, ['seed', '--conversions', '200', '--assets', '5', '--account', 'shop'], s3Env);
   });
-  after(() => store?.close());
+  after(async () => {
+    await blobs?.close();
+    await s3?.close();
+    await store?.close();
+  });
 
   test('seed --conversions 200 --assets 5 succeeds and says what it added', () => {
     succeeded(run);
@@ -243,8 +265,12 @@ describeEachEngine('seed', (engine) => {
     }
   });
 
-  test('the seeded account has 5 assets with their bytes, in folders', async () => {
+  test('the seeded account has 5 assets with their bytes where the service reads them (S3 when configured), in folders', async () => {
     const key = lastLine(succeeded(await cli(store, ['keys', 'create', '--account', 'shop'])).stdout);
+    if (s3) {
+      const local = fs.existsSync(`${store.dataDir}/blobs`) ? fs.readdirSync(`${store.dataDir}/blobs`, { recursive: true, withFileTypes: true }) : [];
+      assert.deepEqual(local.filter((entry) => entry.isFile()).map((entry) => entry.name), [], 'no bytes on local disk when S3 is configured');
+    }
     await withApp(store, async (app) => {
       const response = await app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': key } });
       assert.equal(response.statusCode, 200, response.body);
@@ -260,7 +286,7 @@ describeEachEngine('seed', (engine) => {
       assert.equal(content.statusCode, 200);
       assert.ok(content.rawPayload.length > 0);
       assert.match(String(content.headers['content-type']), /^image\//);
-    });
+    }, blobs);
   });
 });
 
