@@ -18,12 +18,23 @@ export interface ListAnswer {
 }
 
 /** Problems of one answer, given the data's total and the page's expected entries (receipts or ids). */
-export function compareAnswer(label: string, page: number, answer: ListAnswer, total: number, expected: (string | number)[], actual: (string | number | undefined)[]): string[] {
+export function compareAnswer(
+  label: string,
+  page: number,
+  answer: ListAnswer,
+  total: number,
+  expected: (string | number)[],
+  actual: (string | number | undefined)[],
+): string[] {
   const problems: string[] = [];
   const ids = answer.entries.map((entry) => entry.id);
   if (answer.totalEntries !== total) problems.push(`${label}: totalEntries ${answer.totalEntries}, the data has ${total}`);
-  if (answer.page !== page || answer.totalPages !== Math.ceil(total / PAGE_SIZE)) problems.push(`${label}: page ${answer.page} of ${answer.totalPages}, expected ${page} of ${Math.ceil(total / PAGE_SIZE)}`);
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${label}: entries ${JSON.stringify(actual.slice(0, 3))}..., expected ${JSON.stringify(expected.slice(0, 3))}... (${actual.length} vs ${expected.length})`);
+  if (answer.page !== page || answer.totalPages !== Math.ceil(total / PAGE_SIZE))
+    problems.push(`${label}: page ${answer.page} of ${answer.totalPages}, expected ${page} of ${Math.ceil(total / PAGE_SIZE)}`);
+  if (JSON.stringify(actual) !== JSON.stringify(expected))
+    problems.push(
+      `${label}: entries ${JSON.stringify(actual.slice(0, 3))}..., expected ${JSON.stringify(expected.slice(0, 3))}... (${actual.length} vs ${expected.length})`,
+    );
   if (ids.some((id, index) => index > 0 && id <= ids[index - 1]!)) problems.push(`${label}: ids not ascending`);
   return problems;
 }
@@ -51,6 +62,13 @@ export async function checkConversionAnswers(probes: ConversionProbe[], ndjson: 
   }
   return probes.flatMap((probe, index) => {
     const { total, receipts } = counts[index]!;
-    return compareAnswer(probe.label, probe.page, probe.answer, total, receipts, probe.answer.entries.map((entry) => entry.receipt));
+    return compareAnswer(
+      probe.label,
+      probe.page,
+      probe.answer,
+      total,
+      receipts,
+      probe.answer.entries.map((entry) => entry.receipt),
+    );
   });
 }

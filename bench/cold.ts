@@ -59,7 +59,12 @@ async function askAndProbe(options: ClientOptions): Promise<ClientResult> {
         // Only what is checked, so that the result stays small.
         const answer = JSON.parse(body) as ListAnswer;
         const entries = answer.entries.map(({ id, receipt }) => ({ id, receipt }));
-        result.questions.push({ ms, status, answer: { entries, totalEntries: answer.totalEntries, page: answer.page, totalPages: answer.totalPages }, body: undefined });
+        result.questions.push({
+          ms,
+          status,
+          answer: { entries, totalEntries: answer.totalEntries, page: answer.page, totalPages: answer.totalPages },
+          body: undefined,
+        });
       }
     } finally {
       asking = false;
@@ -80,7 +85,9 @@ async function askAndProbe(options: ClientOptions): Promise<ClientResult> {
       // The buyer comes from the data: at least one conversion, and only theirs.
       const answer = JSON.parse(list.body) as { totalEntries: number; entries: { user_id: string }[] };
       if (answer.totalEntries < 1 || answer.entries.some((entry) => entry.user_id !== buyer)) {
-        probe.failures.push(`user_id=${buyer}: totalEntries ${answer.totalEntries}, users ${[...new Set(answer.entries.map((entry) => entry.user_id))].join(',')}`);
+        probe.failures.push(
+          `user_id=${buyer}: totalEntries ${answer.totalEntries}, users ${[...new Set(answer.entries.map((entry) => entry.user_id))].join(',')}`,
+        );
       }
     }
     if (asset) {
@@ -127,15 +134,24 @@ export async function coldFamilies(options: {
   fs.writeFileSync(optionsFile, JSON.stringify(clientOptions));
   const result = JSON.parse(await runPinned(1, 'bench/cold.ts', [optionsFile], { cwd: ROOT })) as ClientResult;
 
-  const failed = result.questions.flatMap(({ status, body }, index) => (status === 200 ? [] : [`${clientOptions.questions[index]!.path} answered ${status}: ${body}`]));
+  const failed = result.questions.flatMap(({ status, body }, index) =>
+    status === 200 ? [] : [`${clientOptions.questions[index]!.path} answered ${status}: ${body}`],
+  );
   if (failed.length > 0) throw new BenchFailure(`cold questions: ${failed.length} of ${questions.length} not answered:\n${failed.slice(0, 10).join('\n')}`);
   const problems = await checkConversionAnswers(
-    questions.map((question, index) => ({ label: `${question.family} ${clientOptions.questions[index]!.path}`, page: question.page, answer: result.questions[index]!.answer!, matches: question.matches })),
+    questions.map((question, index) => ({
+      label: `${question.family} ${clientOptions.questions[index]!.path}`,
+      page: question.page,
+      answer: result.questions[index]!.answer!,
+      matches: question.matches,
+    })),
     options.ndjson,
   );
-  if (problems.length > 0) throw new BenchFailure(`WRONG ANSWERS to cold questions: the service disagrees with the data (${problems.length}):\n${problems.slice(0, 20).join('\n')}`);
+  if (problems.length > 0)
+    throw new BenchFailure(`WRONG ANSWERS to cold questions: the service disagrees with the data (${problems.length}):\n${problems.slice(0, 20).join('\n')}`);
   const { probe } = result;
-  if (probe.failures.length > 0) throw new BenchFailure(`the probe failed ${probe.failures.length} times during the cold questions:\n${probe.failures.slice(0, 10).join('\n')}`);
+  if (probe.failures.length > 0)
+    throw new BenchFailure(`the probe failed ${probe.failures.length} times during the cold questions:\n${probe.failures.slice(0, 10).join('\n')}`);
 
   return {
     families: Object.keys(NEW_QUESTION_FAMILIES).map((family) => ({
@@ -143,7 +159,11 @@ export async function coldFamilies(options: {
       example: clientOptions.questions.find((question) => question.family === family)!.path,
       ...latencies(result.questions.filter((_, index) => questions[index]!.family === family).map(({ ms }) => ms)),
     })),
-    probe: { ...latencies([...probe.buyerMs, ...probe.assetMs]), buyer: latencies(probe.buyerMs), asset: probe.assetMs.length > 0 ? latencies(probe.assetMs) : undefined },
+    probe: {
+      ...latencies([...probe.buyerMs, ...probe.assetMs]),
+      buyer: latencies(probe.buyerMs),
+      asset: probe.assetMs.length > 0 ? latencies(probe.assetMs) : undefined,
+    },
     answersChecked: questions.length,
   };
 }

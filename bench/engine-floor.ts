@@ -34,8 +34,7 @@ export async function engineFloorSeconds({ db, engine, conversionsSchema }: Data
 async function sqliteDefinitions(db: Kysely<any>, schema: string) {
   const { rows } = await sql<{ type: string; sql: string }>`
     select type, sql from ${sql.raw(schema)}.sqlite_master where tbl_name = 'conversions' and sql is not null`.execute(db);
-  const renamed = (text: string) =>
-    text.replace(/"conversions/g, `"${COPY}`).replace(/^(CREATE (?:UNIQUE )?(?:TABLE|INDEX) )/i, `$1${schema}.`);
+  const renamed = (text: string) => text.replace(/"conversions/g, `"${COPY}`).replace(/^(CREATE (?:UNIQUE )?(?:TABLE|INDEX) )/i, `$1${schema}.`);
   return {
     createTable: renamed(rows.find((row) => row.type === 'table')!.sql),
     createIndexes: rows.filter((row) => row.type === 'index').map((row) => renamed(row.sql)),

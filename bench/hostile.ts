@@ -132,10 +132,16 @@ async function main(): Promise<number> {
 
     const deadline = performance.now() + options.seconds * 1000;
     let importing = true;
-    const importDone = (args['no-import'] ? new Promise<string>((resolve) => setTimeout(resolve, options.seconds * 1000, 'left out')) : cli(['conversions', 'import', importFile], env)).then(
-      (out) => log(`import finished: ${out.trim()}`),
-      (error: Error) => log(`import failed: ${error.message}`),
-    ).finally(() => (importing = false));
+    const importDone = (
+      args['no-import']
+        ? new Promise<string>((resolve) => setTimeout(resolve, options.seconds * 1000, 'left out'))
+        : cli(['conversions', 'import', importFile], env)
+    )
+      .then(
+        (out) => log(`import finished: ${out.trim()}`),
+        (error: Error) => log(`import failed: ${error.message}`),
+      )
+      .finally(() => (importing = false));
 
     const heavy: { ms: number; status: number; family: string }[] = [];
     // --questions new: one of each family in turn, none asked before in the run (newQuestions).
@@ -173,14 +179,18 @@ async function main(): Promise<number> {
     const statuses = new Map<number, number>();
     for (const { status } of heavy) statuses.set(status, (statuses.get(status) ?? 0) + 1);
     const { p99Ms: p99 } = latencies([...probeList, ...probeAsset]);
-    console.log(`engine ${engine}, ${options.conversions} conversions, importing ${options.importRows} more (${stillImporting ? 'still running at the end of the probe' : 'finished during the probe'})`);
+    console.log(
+      `engine ${engine}, ${options.conversions} conversions, importing ${options.importRows} more (${stillImporting ? 'still running at the end of the probe' : 'finished during the probe'})`,
+    );
     for (const family of new Set(heavy.map((h) => h.family))) {
       console.log(`questions, ${family}: ${summary(heavy.filter((h) => h.family === family).map((h) => h.ms))}`);
     }
     console.log(`question answers: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}`);
     console.log(`probe, one buyer's conversions: ${summary(probeList)}`);
     console.log(`probe, a public asset: ${summary(probeAsset)}`);
-    console.log(`probe, both: p99 ${p99.toFixed(1)} ms (target ≤ ${PROBE_P99_TARGET_MS} ms: ${p99 <= PROBE_P99_TARGET_MS ? 'met' : 'NOT met'}); failures: ${probeFailures.length === 0 ? 'none' : `${probeFailures.length} (first: ${probeFailures[0]})`}`);
+    console.log(
+      `probe, both: p99 ${p99.toFixed(1)} ms (target ≤ ${PROBE_P99_TARGET_MS} ms: ${p99 <= PROBE_P99_TARGET_MS ? 'met' : 'NOT met'}); failures: ${probeFailures.length === 0 ? 'none' : `${probeFailures.length} (first: ${probeFailures[0]})`}`,
+    );
     console.log(`service peak RSS while probing: ${peakRss.toFixed(0)} MiB`);
     await importDone;
     return 0;

@@ -162,7 +162,9 @@ async function main(): Promise<number> {
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl ?? '',
       REDIS_URL: '',
-      ...Object.fromEntries(['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((name) => [name, ''])),
+      ...Object.fromEntries(
+        ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((name) => [name, '']),
+      ),
       // Every other limit as it is by default: MAX_UPLOAD_BYTES, REQUEST_TIMEOUT_MS, IDLE_TIMEOUT_MS.
       MAX_UPLOAD_BYTES: '',
       REQUEST_TIMEOUT_MS: '',
@@ -202,15 +204,21 @@ async function main(): Promise<number> {
 
     console.log(`${engine}, Node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model.trim() ?? '?'}`);
     console.log(`resting RSS ${restingMiB?.toFixed(0)} MiB`);
-    console.log(`${TRICKLES} trickling uploads held open ${heldSeconds.toFixed(0)} s: ${stillOpen} still open at the end, ${stagedFiles} temporary files being written`);
+    console.log(
+      `${TRICKLES} trickling uploads held open ${heldSeconds.toFixed(0)} s: ${stillOpen} still open at the end, ${stagedFiles} temporary files being written`,
+    );
     console.log(
       `${floods.length} field floods (${rounds} rounds of ${FLOODS_AT_ONCE} at once, each ${FLOOD_FIELDS} x ${FLOOD_FIELD_BYTES / MiB} MiB): ` +
         `${refused.length} answered 400 naming the first field; the most any client had written before its answer: ${mostSent.toFixed(0)} MiB`,
     );
-    console.log(`peak RSS ${peakMiB?.toFixed(0)} MiB (VmHWM; sampled every 50 ms: ${sampledPeak.toFixed(0)} MiB); target ≤ ${TARGET_MIB} MiB: ${met ? 'met' : 'NOT met'}`);
+    console.log(
+      `peak RSS ${peakMiB?.toFixed(0)} MiB (VmHWM; sampled every 50 ms: ${sampledPeak.toFixed(0)} MiB); target ≤ ${TARGET_MIB} MiB: ${met ? 'met' : 'NOT met'}`,
+    );
     if (refused.length !== floods.length) {
       const other = floods.find((result) => !refused.includes(result));
-      console.log(`unexpected flood answer: ${other?.status === undefined ? `none within ${FLOOD_DEADLINE_MS / 1000} s` : `${other.status} ${other.message.slice(0, 200)}`}`);
+      console.log(
+        `unexpected flood answer: ${other?.status === undefined ? `none within ${FLOOD_DEADLINE_MS / 1000} s` : `${other.status} ${other.message.slice(0, 200)}`}`,
+      );
     }
     return met && refused.length === floods.length && stillOpen === TRICKLES ? 0 : 1;
   } finally {

@@ -36,7 +36,19 @@ import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
 import { engineFloorSeconds } from './engine-floor.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
-import { BenchFailure, build, canPin, children, freshPostgres, listeningAddress, memoryMiB, runPinned, startPinned, stop, writeConversions } from './service.js';
+import {
+  BenchFailure,
+  build,
+  canPin,
+  children,
+  freshPostgres,
+  listeningAddress,
+  memoryMiB,
+  runPinned,
+  startPinned,
+  stop,
+  writeConversions,
+} from './service.js';
 import { uploadFile } from './upload.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -186,7 +198,9 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl ?? '',
     REDIS_URL: '',
-    ...Object.fromEntries(['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((variable) => [variable, ''])),
+    ...Object.fromEntries(
+      ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((variable) => [variable, '']),
+    ),
     LOG_LEVEL: 'warn',
   };
   const cli = (core: number, cliArgs: string[]) => runPinned(core, CLI, cliArgs, { cwd: codeDir, env });
@@ -291,8 +305,22 @@ async function checkAnswers(fetched: Fetched[], ndjson: string, storage: Storage
     for (const probe of assetProbes) {
       const matching = db.selectFrom('assets').where('account_id', '=', accountId).where('folder', '=', probe.folder).where('image', '=', 1);
       const { total } = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await matching.select('id').orderBy('id').limit(100).offset((probe.page - 1) * 100).execute();
-      problems.push(...compareAnswer(probe.label, probe.page, probe.answer, Number(total), rows.map((row) => row.id), probe.answer.entries.map((entry) => entry.id)));
+      const rows = await matching
+        .select('id')
+        .orderBy('id')
+        .limit(100)
+        .offset((probe.page - 1) * 100)
+        .execute();
+      problems.push(
+        ...compareAnswer(
+          probe.label,
+          probe.page,
+          probe.answer,
+          Number(total),
+          rows.map((row) => row.id),
+          probe.answer.entries.map((entry) => entry.id),
+        ),
+      );
     }
   } finally {
     await close();
@@ -354,8 +382,13 @@ const fixed = (value: number | undefined, digits = 0) => (value === undefined ||
 function table(header: string[], lines: string[][]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const text = (column: number) => column === 0 || column === header.length - 1;
-  const format = (cells: string[]) => `| ${cells.map((cell, column) => (text(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
-  return [format(header), `|${widths.map((width, column) => (text(column) ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`, ...lines.map(format)].join('\n');
+  const format = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (text(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
+  return [
+    format(header),
+    `|${widths.map((width, column) => (text(column) ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`,
+    ...lines.map(format),
+  ].join('\n');
 }
 
 function warmTable(rows: Row[], baselineName: string | undefined): string {
@@ -372,7 +405,13 @@ function warmTable(rows: Row[], baselineName: string | undefined): string {
     fixed(row.bareRequestsPerSecond),
     row.ratioToBare.toFixed(4),
     String(row.failedRequests),
-    ...(baselineName ? [fixed(row.baseline?.requestsPerSecond, 1), fixed(row.baseline?.p99Ms), row.baseline ? `${(((row.requestsPerSecond / row.baseline.requestsPerSecond) - 1) * 100).toFixed(0)}%` : '?'] : []),
+    ...(baselineName
+      ? [
+          fixed(row.baseline?.requestsPerSecond, 1),
+          fixed(row.baseline?.p99Ms),
+          row.baseline ? `${((row.requestsPerSecond / row.baseline.requestsPerSecond - 1) * 100).toFixed(0)}%` : '?',
+        ]
+      : []),
     yes(row.met),
   ]);
   return table(header, lines);
@@ -384,8 +423,24 @@ function coldTable(families: ColdFamilyRow[], probe: ColdReport['probe'] & { met
   const { cold } = targets;
   const header = ['cold, each question new and asked once', 'asked', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'target'];
   const lines = [
-    ...families.map((row) => [row.family, String(row.n), fixed(row.p50Ms, 1), fixed(row.p90Ms, 1), fixed(row.p99Ms, 1), fixed(row.maxMs, 1), `p50 ≤${cold.p50Ms}, p90 ≤${cold.p90Ms}, max ≤${cold.maxMs} ms: ${yes(row.met)}`]),
-    [`probe every ${PROBE_EVERY_MS} ms: a buyer's conversions${probe.asset ? ' + a public asset' : ''}`, String(probe.n), fixed(probe.p50Ms, 1), fixed(probe.p90Ms, 1), fixed(probe.p99Ms, 1), fixed(probe.maxMs, 1), `p99 ≤${targets.probeP99Ms} ms: ${yes(probe.met)}`],
+    ...families.map((row) => [
+      row.family,
+      String(row.n),
+      fixed(row.p50Ms, 1),
+      fixed(row.p90Ms, 1),
+      fixed(row.p99Ms, 1),
+      fixed(row.maxMs, 1),
+      `p50 ≤${cold.p50Ms}, p90 ≤${cold.p90Ms}, max ≤${cold.maxMs} ms: ${yes(row.met)}`,
+    ]),
+    [
+      `probe every ${PROBE_EVERY_MS} ms: a buyer's conversions${probe.asset ? ' + a public asset' : ''}`,
+      String(probe.n),
+      fixed(probe.p50Ms, 1),
+      fixed(probe.p90Ms, 1),
+      fixed(probe.p99Ms, 1),
+      fixed(probe.maxMs, 1),
+      `p99 ≤${targets.probeP99Ms} ms: ${yes(probe.met)}`,
+    ],
   ];
   return table(header, lines);
 }
@@ -424,13 +479,18 @@ async function main(): Promise<number> {
         await close();
       }
     })();
-    const scenarios = [...conversionScenarios(summary, seededRandom(SEED + 1)), ...(folders.length > 0 ? [assetScenario(folders.map(({ folder, images }) => ({ folder, images: Number(images) })))] : [])];
+    const scenarios = [
+      ...conversionScenarios(summary, seededRandom(SEED + 1)),
+      ...(folders.length > 0 ? [assetScenario(folders.map(({ folder, images }) => ({ folder, images: Number(images) })))] : []),
+    ];
 
     const fetched: Fetched[] = [];
     for (const scenario of scenarios) {
       began = performance.now();
       fetched.push(await fetchFamily(service.baseUrl, scenario));
-      log(`${scenario.id}: fetched its ${scenario.members.length} URLs once in ${((performance.now() - began) / 1000).toFixed(1)} s (e.g. ${scenario.members[0]!.path})`);
+      log(
+        `${scenario.id}: fetched its ${scenario.members.length} URLs once in ${((performance.now() - began) / 1000).toFixed(1)} s (e.g. ${scenario.members[0]!.path})`,
+      );
     }
     const { checked, problems } = await checkAnswers(fetched, ndjson, current.storage);
     if (problems.length > 0) throw new BenchFailure(`WRONG ANSWERS: the service disagrees with the data:\n${problems.join('\n')}`);
@@ -474,9 +534,20 @@ async function main(): Promise<number> {
       const { entries } = (await response.json()) as { entries: { public_url: string | null }[] };
       return entries.find((entry) => entry.public_url)?.public_url ?? undefined;
     })();
-    log(`cold: ${options.coldQuestions} new questions of each family, one at a time, beside a probe every ${PROBE_EVERY_MS} ms${assetUrl ? '' : ' (no public asset to probe)'}...`);
+    log(
+      `cold: ${options.coldQuestions} new questions of each family, one at a time, beside a probe every ${PROBE_EVERY_MS} ms${assetUrl ? '' : ' (no public asset to probe)'}...`,
+    );
     const stopColdSampling = sampleRss(servicePid);
-    const cold = await coldFamilies({ baseUrl: service.baseUrl, apiKey: API_KEY, summary, assetUrl, ndjson, count: options.coldQuestions, seed: SEED + 3, workDir });
+    const cold = await coldFamilies({
+      baseUrl: service.baseUrl,
+      apiKey: API_KEY,
+      summary,
+      assetUrl,
+      ndjson,
+      count: options.coldQuestions,
+      seed: SEED + 3,
+      workDir,
+    });
     const coldRssMiB = stopColdSampling();
     log(`cold: ${cold.answersChecked} answers checked against the data: all right`);
     const coldFamilyRows: ColdFamilyRow[] = cold.families.map((family) => ({
@@ -516,7 +587,11 @@ async function main(): Promise<number> {
       for (const row of rows) {
         const { scenario } = fetched.find((item) => item.scenario.id === row.scenario)!;
         log(`baseline ${row.scenario}: ${options.warmupSeconds} + ${options.durationSeconds} s...`);
-        const measured = await measure(`baseline ${row.scenario}`, stack.service, scenario.members.map((member) => member.path));
+        const measured = await measure(
+          `baseline ${row.scenario}`,
+          stack.service,
+          scenario.members.map((member) => member.path),
+        );
         row.baseline = {
           requestsPerSecond: measured.requestsPerSecond,
           p50Ms: measured.p50Ms,
@@ -546,8 +621,12 @@ async function main(): Promise<number> {
     const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', 'src']) !== '';
     const baselineName = baseline ? `base ${baseline.commit.slice(0, 7)}` : undefined;
 
-    console.log(`\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up; ${options.coldQuestions} cold questions per family`);
-    console.log(`commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${baseline.commit.startsWith(options.baseline!) ? baseline.commit.slice(0, 7) : `${options.baseline} = ${baseline.commit.slice(0, 7)}`}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`);
+    console.log(
+      `\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up; ${options.coldQuestions} cold questions per family`,
+    );
+    console.log(
+      `commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${baseline.commit.startsWith(options.baseline!) ? baseline.commit.slice(0, 7) : `${options.baseline} = ${baseline.commit.slice(0, 7)}`}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`,
+    );
     console.log(warmTable(rows, baselineName));
     console.log('');
     for (const row of rows) console.log(`${row.scenario}: ${row.title} (${row.urls} URLs)`);
@@ -555,18 +634,32 @@ async function main(): Promise<number> {
     console.log(coldTable(coldFamilyRows, probe));
     console.log('');
     for (const row of coldFamilyRows) console.log(`${row.family}: e.g. ${row.example}`);
-    console.log(`probe: one buyer's conversions (a buyer of the data drawn each time) p99 ${fixed(probe.buyer.p99Ms, 1)} ms${probe.asset ? `, the public asset p99 ${fixed(probe.asset.p99Ms, 1)} ms` : ''}; service peak RSS during the cold questions ${fixed(coldRssMiB)} MiB`);
+    console.log(
+      `probe: one buyer's conversions (a buyer of the data drawn each time) p99 ${fixed(probe.buyer.p99Ms, 1)} ms${probe.asset ? `, the public asset p99 ${fixed(probe.asset.p99Ms, 1)} ms` : ''}; service peak RSS during the cold questions ${fixed(coldRssMiB)} MiB`,
+    );
     console.log('');
-    console.log(`import (the service running): ${options.conversions} rows in ${current.import.seconds.toFixed(1)} s = ${current.import.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`);
-    console.log(`  caught up after import: a new question counted every row ${current.caughtUp.ms.toFixed(0)} ms after the import ended (question ${current.caughtUp.polls}, asked every ${CATCH_UP_POLL_MS} ms)`);
-    console.log(`  the database alone, copying those rows into a copy of their table with every index: ${floorSeconds.toFixed(1)} s = ${floorRowsPerSecond.toFixed(0)} rows/s, the most any import can reach here`);
+    console.log(
+      `import (the service running): ${options.conversions} rows in ${current.import.seconds.toFixed(1)} s = ${current.import.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`,
+    );
+    console.log(
+      `  caught up after import: a new question counted every row ${current.caughtUp.ms.toFixed(0)} ms after the import ended (question ${current.caughtUp.polls}, asked every ${CATCH_UP_POLL_MS} ms)`,
+    );
+    console.log(
+      `  the database alone, copying those rows into a copy of their table with every index: ${floorSeconds.toFixed(1)} s = ${floorRowsPerSecond.toFixed(0)} rows/s, the most any import can reach here`,
+    );
     if (baselineReport) {
       const stack = baselineReport as { import: Stack['import']; caughtUp: Stack['caughtUp']; peakRssMiB: number | undefined };
-      console.log(`  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, peak RSS ${fixed(stack.peakRssMiB)} MiB`);
+      console.log(
+        `  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, peak RSS ${fixed(stack.peakRssMiB)} MiB`,
+      );
     }
     console.log(`memory: server peak RSS ${fixed(peakRssMiB)} MiB over the whole run (target ≤${TARGETS.rssMiB} MiB): ${yes(memoryMet)}`);
-    console.log(`upload: 1 GiB in ${uploadSeconds.toFixed(1)} s, server RSS grew ${fixed(uploadGrowthMiB)} MiB (target ≤${TARGETS.uploadGrowthMiB} MiB): ${yes(uploadMet)}`);
-    console.log(`answers: ${checked} warm and ${cold.answersChecked} cold checked against the data, all right${baselineReport ? `; the baseline's ${(baselineReport.wrongAnswers as string[]).length === 0 ? 'too' : `WRONG (${(baselineReport.wrongAnswers as string[]).length})`}` : ''}`);
+    console.log(
+      `upload: 1 GiB in ${uploadSeconds.toFixed(1)} s, server RSS grew ${fixed(uploadGrowthMiB)} MiB (target ≤${TARGETS.uploadGrowthMiB} MiB): ${yes(uploadMet)}`,
+    );
+    console.log(
+      `answers: ${checked} warm and ${cold.answersChecked} cold checked against the data, all right${baselineReport ? `; the baseline's ${(baselineReport.wrongAnswers as string[]).length === 0 ? 'too' : `WRONG (${(baselineReport.wrongAnswers as string[]).length})`}` : ''}`,
+    );
     const missing = [
       ...rows.filter((row) => !row.met).map((row) => row.scenario),
       ...coldFamilyRows.filter((row) => !row.met).map((row) => `cold ${row.family}`),
@@ -597,10 +690,22 @@ async function main(): Promise<number> {
         baseline: options.baseline,
       },
       targets: { ...targets, rssMiB: TARGETS.rssMiB, uploadGrowthMiB: TARGETS.uploadGrowthMiB },
-      import: { rows: options.conversions, seconds: current.import.seconds, rowsPerSecond: current.import.rowsPerSecond, met: importMet, caughtUpMs: current.caughtUp.ms, caughtUpQuestions: current.caughtUp.polls },
+      import: {
+        rows: options.conversions,
+        seconds: current.import.seconds,
+        rowsPerSecond: current.import.rowsPerSecond,
+        met: importMet,
+        caughtUpMs: current.caughtUp.ms,
+        caughtUpQuestions: current.caughtUp.polls,
+      },
       engineFloor: { seconds: floorSeconds, rowsPerSecond: floorRowsPerSecond },
       scenarios: rows,
-      cold: { questionsPerFamily: options.coldQuestions, families: coldFamilyRows, probe: { everyMs: PROBE_EVERY_MS, assetUrl, ...probe }, serverRssMiB: coldRssMiB },
+      cold: {
+        questionsPerFamily: options.coldQuestions,
+        families: coldFamilyRows,
+        probe: { everyMs: PROBE_EVERY_MS, assetUrl, ...probe },
+        serverRssMiB: coldRssMiB,
+      },
       memory: { peakRssMiB, met: memoryMet },
       upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
       answersChecked: checked + cold.answersChecked,

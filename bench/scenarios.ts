@@ -18,9 +18,7 @@ export interface ConversionFacts {
   country: string;
 }
 
-export type Check =
-  | { kind: 'conversions'; matches: (row: ConversionFacts) => boolean }
-  | { kind: 'assets'; folder: string };
+export type Check = { kind: 'conversions'; matches: (row: ConversionFacts) => boolean } | { kind: 'assets'; folder: string };
 
 export interface Member {
   path: string;

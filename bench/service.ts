@@ -106,7 +106,12 @@ export const children = new Set<ChildProcess>();
  * runs it, TypeScript (the benchmark's own scripts) through tsx. Its standard output is piped, its
  * errors inherited.
  */
-export function startPinned(core: number | undefined, script: string, scriptArgs: string[], { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
+export function startPinned(
+  core: number | undefined,
+  script: string,
+  scriptArgs: string[],
+  { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv },
+): ChildProcess {
   const nodeArgs = script.endsWith('.ts') ? ['--import', 'tsx', script, ...scriptArgs] : [script, ...scriptArgs];
   const [command, commandArgs] = canPin && core !== undefined ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -116,7 +121,12 @@ export function startPinned(core: number | undefined, script: string, scriptArgs
 }
 
 /** Runs a script (startPinned) to its end; resolves with its standard output, rejects when it fails. */
-export async function runPinned(core: number | undefined, script: string, scriptArgs: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+export async function runPinned(
+  core: number | undefined,
+  script: string,
+  scriptArgs: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<string> {
   const child = startPinned(core, script, scriptArgs, options);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

@@ -56,7 +56,12 @@ function deadlineCheckInterval(requestTimeoutMs: number): number {
  * Builds the whole HTTP application without listening, so that tests can `inject` into it.
  * The database is opened (and migrated) by the caller, who also closes it.
  */
-export async function buildApp({ config, database, blobs = new FileBlobStore(config.dataDir), redisNamespace = 'acds:rate:' }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  database,
+  blobs = new FileBlobStore(config.dataDir),
+  redisNamespace = 'acds:rate:',
+}: AppOptions): Promise<FastifyInstance> {
   const deadlines = { headersTimeoutMs: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs), requestTimeoutMs: config.requestTimeoutMs };
   const app = Fastify({
     logger: { level: config.logLevel, serializers: { req: serializeRequest } },

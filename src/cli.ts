@@ -50,7 +50,10 @@ const count = (value: string) => {
 
 const program = new Command('acds').description('Asset and Conversion Data Service').showHelpAfterError();
 
-program.command('serve').description('run the service').action(() => serve());
+program
+  .command('serve')
+  .description('run the service')
+  .action(() => serve());
 
 program
   .command('migrate')
@@ -174,11 +177,12 @@ program
       'service is configured with to a new, empty destination: e.g. from SQLite + files in DATA_DIR to PostgreSQL + S3',
   )
   .addOption(
-    new Option('--to-database <url>', 'destination PostgreSQL database, postgres://...; without it, SQLite in --to-data-dir').env(
-      'MIGRATE_TO_DATABASE_URL',
-    ),
+    new Option('--to-database <url>', 'destination PostgreSQL database, postgres://...; without it, SQLite in --to-data-dir').env('MIGRATE_TO_DATABASE_URL'),
   )
-  .option('--to-data-dir <dir>', 'destination data folder: the asset bytes go under it unless --to-s3-bucket is given, and the SQLite file unless --to-database is')
+  .option(
+    '--to-data-dir <dir>',
+    'destination data folder: the asset bytes go under it unless --to-s3-bucket is given, and the SQLite file unless --to-database is',
+  )
   .option('--to-s3-bucket <bucket>', 'destination S3 bucket for the asset bytes')
   .option('--to-s3-endpoint <url>', 'its endpoint, for S3-compatible stores (default: AWS)')
   .option('--to-s3-region <region>', 'its region (default: us-east-1)')

@@ -141,7 +141,10 @@ function publicUrlVar(raw: string | undefined): string | undefined {
 
 function trustProxyVar(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (!isIpOrCidr(entry)) {
       throw new ConfigError('TRUST_PROXY', `must list IP addresses or CIDR ranges, and "${entry}" is neither`);

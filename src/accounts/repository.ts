@@ -50,10 +50,7 @@ export class AccountRepository {
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .leftJoin('conversion_versions', 'conversion_versions.account_id', 'api_keys.account_id')
-      .select((eb) => [
-        'api_keys.account_id',
-        eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version'),
-      ])
+      .select((eb) => ['api_keys.account_id', eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version')])
       .where('api_keys.key_hash', '=', keyHash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();

@@ -1,7 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { AssetsTable, DatabaseSchema } from '../db/schema.js';
 import { listRows, type AccountList, type ListPage } from '../filters/list.js';
-import type { ListQuery } from '../filters/parse.js';
 import { storedEntryJson, type AssetRow } from './entry.js';
 
 export type { AssetRow };
@@ -82,7 +81,11 @@ export class AssetRepository {
   }
 
   async journalBlob(blobKey: string, now: number): Promise<void> {
-    await this.db.insertInto('blob_journal').values({ blob_key: blobKey, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+    await this.db
+      .insertInto('blob_journal')
+      .values({ blob_key: blobKey, created_at: now })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   /** Takes `blobKey` off the journal; false when it was not on it (a sweep took it first). */

@@ -11,6 +11,7 @@ export const MAX_URL_LENGTH = 2048;
 export const MAX_DIMENSION = 1_000_000;
 
 // Control characters: C0, DEL and C1.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Why `name` is not a valid asset or folder name, or undefined when it is. */

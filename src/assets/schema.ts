@@ -21,22 +21,35 @@ export const AssetEntry = Type.Object(
     text: Type.Boolean(),
     width: nullable(Type.Integer({ description: 'Pixels, for images' })),
     height: nullable(Type.Integer({ description: 'Pixels, for images' })),
-    url: nullable(Type.String({ description: 'The remote address of a remote (hotlinked) asset, as the URL standard writes it (ASCII); null for a local one' })),
+    url: nullable(
+      Type.String({ description: 'The remote address of a remote (hotlinked) asset, as the URL standard writes it (ASCII); null for a local one' }),
+    ),
     async: Type.Boolean({ description: 'For scripts' }),
     defer: Type.Boolean({ description: 'For scripts' }),
     size: nullable(Type.Integer({ description: 'Bytes of a local asset; null for a remote one' })),
     content_type: nullable(Type.String({ description: 'Content type a local asset is served with' })),
-    public_url: nullable(
-      Type.String({ description: 'Where a web page can embed a local asset without a key; stable across renames and moves' }),
-    ),
+    public_url: nullable(Type.String({ description: 'Where a web page can embed a local asset without a key; stable across renames and moves' })),
   },
   { additionalProperties: false },
 );
 export type AssetEntry = Static<typeof AssetEntry>;
 
 export const ASSET_FILTERS = [
-  'id', 'created_at', 'updated_at', 'name', 'folder', 'image', 'video', 'script', 'style', 'text',
-  'width', 'height', 'url', 'async', 'defer',
+  'id',
+  'created_at',
+  'updated_at',
+  'name',
+  'folder',
+  'image',
+  'video',
+  'script',
+  'style',
+  'text',
+  'width',
+  'height',
+  'url',
+  'async',
+  'defer',
 ] as const;
 
 export const assetCatalogue = catalogueFromSchema(AssetEntry, ASSET_FILTERS);

@@ -12,15 +12,7 @@ import type { BlobStore } from '../storage/blob-store.js';
 import { MeasuringStream } from '../storage/measure.js';
 import { listedEntry, toEntry } from './entry.js';
 import { AssetRepository, type AssetChanges, type AssetRow } from './repository.js';
-import {
-  checkFolder,
-  checkName,
-  checkUrl,
-  detectType,
-  parseDimension,
-  parseFormBoolean,
-  type DetectedType,
-} from './rules.js';
+import { checkFolder, checkName, checkUrl, detectType, parseDimension, parseFormBoolean, type DetectedType } from './rules.js';
 import { assetCatalogue, FORM_FILE_FIELD, FORM_TEXT_FIELDS, TYPE_FLAGS, type AssetEntry, type TypeFlags } from './schema.js';
 
 /** Bytes already in the blob store, journalled, and not yet pointed at by any asset. */
@@ -189,7 +181,7 @@ export class AssetService {
       if (sources > 1) throw badRequest('give at most one of content, file or url');
 
       let changes: AssetChanges;
-      let clash = { name: row.name, folder: row.folder };
+      const clash = { name: row.name, folder: row.folder };
       if (fields.has('name')) {
         clash.name = checkName(fields.get('name')!);
         changes = { name: clash.name };
@@ -292,7 +284,8 @@ export class AssetService {
 
   /** A write that waited out another writer (an import, on SQLite) is refused, to be sent again. */
   private refuseWhenBusy(error: unknown): never {
-    if (this.database.isBusy(error)) throw badRequest('the database is busy with another write, such as a conversions import; send this again once it has finished');
+    if (this.database.isBusy(error))
+      throw badRequest('the database is busy with another write, such as a conversions import; send this again once it has finished');
     throw error;
   }
 
@@ -382,7 +375,7 @@ function describe(
     defer: bit(fields.has('defer') ? parseFormBoolean('defer', fields.get('defer')!) : defaults.defer),
     blob_key: staged?.key ?? null,
     size: staged?.size ?? null,
-    content_type: staged ? detected.contentType ?? 'application/octet-stream' : null,
+    content_type: staged ? (detected.contentType ?? 'application/octet-stream') : null,
     etag: staged?.etag ?? null,
   };
 }

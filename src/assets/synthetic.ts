@@ -34,7 +34,11 @@ export async function seedAssets(assets: AssetService, accountId: number, count:
     const round = Math.floor(index / all.length);
     const rename = (name: string) => name.replace(/(\.[^.]+)$/, `-${tag}-${round}$1`);
     if ('url' in sample) {
-      const fields = new Map([['name', rename(sample.name)], ['url', sample.url], ['folder', sample.folder]]);
+      const fields = new Map([
+        ['name', rename(sample.name)],
+        ['url', sample.url],
+        ['folder', sample.folder],
+      ]);
       await assets.create(accountId, { fields });
     } else {
       const staged = await assets.stage(accountId, fs.createReadStream(seedDir + sample.file));

@@ -147,7 +147,10 @@ type AnyDb = Kysely<any>;
 async function refuseUnlessEmpty(db: Kysely<DatabaseSchema>): Promise<void> {
   const accounts = await db.selectFrom('accounts').select('name').orderBy('id').limit(3).execute();
   if (accounts.length === 0) return;
-  const { n } = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const names = accounts.map((a) => a.name).join(', ');
   throw new MigrateDataError(
     `the destination database already holds ${Number(n)} account(s) (${names}${Number(n) > 3 ? ', ...' : ''}); ` +
@@ -181,7 +184,10 @@ async function insertRows(to: AnyDb, table: TableName, rows: Row[]): Promise<voi
   const columns = Object.keys(rows[0]!).length;
   const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / columns));
   for (let start = 0; start < rows.length; start += perInsert) {
-    await to.insertInto(table).values(rows.slice(start, start + perInsert)).execute();
+    await to
+      .insertInto(table)
+      .values(rows.slice(start, start + perInsert))
+      .execute();
   }
 }
 
@@ -245,13 +251,17 @@ export async function transferData(source: End, destination: End, options: Trans
       // Again inside the transaction: another run may have filled it since the first look.
       await refuseUnlessEmpty(toTyped);
       for (const table of TABLES) {
-        const { n } = await from.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const { n } = await from
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         const total = Number(n);
         let lastReport = Date.now();
         const report = (final: boolean) => {
           if (!final && Date.now() - lastReport < 1000) return;
           lastReport = Date.now();
-          const bytes = table === 'assets' ? `; asset bytes: ${summary.blobs} files, ${summary.bytes} bytes ${bytesInPlace ? 'checked in place' : 'copied'}` : '';
+          const bytes =
+            table === 'assets' ? `; asset bytes: ${summary.blobs} files, ${summary.bytes} bytes ${bytesInPlace ? 'checked in place' : 'copied'}` : '';
           log(`${table}: ${summary.rows[table]} of ${total} rows copied${bytes}`);
         };
         for await (const rows of readBatches(from, table, batchSize)) {
@@ -300,7 +310,8 @@ export async function migrateData(
   const sameDatabase = destination.databaseUrl
     ? destination.databaseUrl === sourceConfig.databaseUrl
     : !sourceConfig.databaseUrl && path.resolve(destination.dataDir!) === path.resolve(sourceConfig.dataDir);
-  if (sameDatabase) throw new MigrateDataError(`the destination database is the source (${describeDatabase(destination.databaseUrl, destination.dataDir ?? '')})`);
+  if (sameDatabase)
+    throw new MigrateDataError(`the destination database is the source (${describeDatabase(destination.databaseUrl, destination.dataDir ?? '')})`);
   if (!sourceConfig.databaseUrl && !fs.existsSync(sqliteFile(sourceConfig.dataDir))) {
     throw new MigrateDataError(`there is no source database at ${sqliteFile(sourceConfig.dataDir)}; set DATA_DIR (or DATABASE_URL) as the service has them`);
   }

@@ -18,7 +18,8 @@ export function entryJsonOf(row: Omit<NewConversion, 'entry_json'>): string {
     const value = values[name];
     let text: string;
     if (value === null || value === undefined) text = 'null';
-    else if (kind === 'json') text = value as string; // stored as JSON text already
+    else if (kind === 'json')
+      text = value as string; // stored as JSON text already
     else if (kind === 'boolean') text = value === 1 || value === true ? 'true' : 'false';
     else if (kind === 'timestamp') text = `"${formatTimestamp(value as number)}"`;
     else text = JSON.stringify(value);

@@ -23,9 +23,7 @@ export interface LineProblem {
 }
 
 /** Where an import is (ImportOptions.onProgress). */
-export type ImportProgress =
-  | { phase: 'reading'; rows: number }
-  | { phase: 'committing' };
+export type ImportProgress = { phase: 'reading'; rows: number } | { phase: 'committing' };
 
 /** 1234567 as 1,234,567: counts read as people write them. */
 export function formatCount(count: number): string {
@@ -195,7 +193,8 @@ export function readRecords(input: Readable, format: ImportFormat): AsyncIterabl
 
 async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let line = 0;
-  const tooLong = () => new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
+  const tooLong = () =>
+    new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
   // split2 stops reading when a line outgrows the limit across chunks; a chunk holding all of one is checked here.
   // pipeline, not pipe: an input that fails as it is read (a disk error, a closed pipe) ends the
   // records with its error, instead of an 'error' event no one listens to, which ends the process.
@@ -227,7 +226,9 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
       columns: (header: string[]) => {
         const unknown = header.filter((name) => !IMPORT_COLUMNS.includes(name) && name !== IGNORED_FIELD);
         if (unknown.length > 0) {
-          throw new Error(`the CSV header has unknown columns: ${unknown.join(', ')}; the columns are the fields of a conversion: ${IMPORT_COLUMNS.join(', ')}`);
+          throw new Error(
+            `the CSV header has unknown columns: ${unknown.join(', ')}; the columns are the fields of a conversion: ${IMPORT_COLUMNS.join(', ')}`,
+          );
         }
         return header;
       },

@@ -12,9 +12,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     {
       schema: {
         summary: 'List conversions',
-        description:
-          'One page of 100 conversions in ascending id order, filtered by column. ' +
-          'See the API reference for the filter forms.',
+        description: 'One page of 100 conversions in ascending id order, filtered by column. ' + 'See the API reference for the filter forms.',
         tags: ['conversions'],
         querystring: listQueryDocs(conversionCatalogue),
         response: { 200: ListEnvelope(ConversionEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },

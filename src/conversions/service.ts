@@ -32,7 +32,8 @@ export class ConversionService {
       read: async () => {
         const { total, ids } = await this.questions.page(accountId, dataVersion, listQuery.filters, listQuery.page);
         const rows = await this.conversions.entriesByIds(accountId, ids);
-        if (rows.length !== ids.length) throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${rows.length} of them`);
+        if (rows.length !== ids.length)
+          throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${rows.length} of them`);
         return {
           entries: rows.map((row) => withId(row.id, row.entry_json)),
           totalEntries: total,

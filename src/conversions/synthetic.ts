@@ -34,23 +34,87 @@ const pickWeighted = <T>(random: Random, items: readonly (readonly [T, number])[
 };
 
 const MARKETS = [
-  ['US', 'USD', 40], ['GB', 'GBP', 10], ['DE', 'EUR', 10], ['CA', 'CAD', 8], ['AU', 'AUD', 6],
-  ['FR', 'EUR', 6], ['NL', 'EUR', 4], ['BR', 'BRL', 4], ['IN', 'INR', 4], ['JP', 'JPY', 3],
-  ['ES', 'EUR', 3], ['MX', 'MXN', 2],
+  ['US', 'USD', 40],
+  ['GB', 'GBP', 10],
+  ['DE', 'EUR', 10],
+  ['CA', 'CAD', 8],
+  ['AU', 'AUD', 6],
+  ['FR', 'EUR', 6],
+  ['NL', 'EUR', 4],
+  ['BR', 'BRL', 4],
+  ['IN', 'INR', 4],
+  ['JP', 'JPY', 3],
+  ['ES', 'EUR', 3],
+  ['MX', 'MXN', 2],
 ] as const;
-const UTM_SOURCES = [['facebook', 45], ['google', 25], ['tiktok', 10], ['youtube', 8], ['newsletter', 6], ['bing', 3], ['instagram', 3]] as const;
+const UTM_SOURCES = [
+  ['facebook', 45],
+  ['google', 25],
+  ['tiktok', 10],
+  ['youtube', 8],
+  ['newsletter', 6],
+  ['bing', 3],
+  ['instagram', 3],
+] as const;
 const UTM_MEDIUMS = ['cpc', 'email', 'social', 'video', 'display'] as const;
 const CAMPAIGNS = ['spring-sale', 'black-friday', 'evergreen', 'retargeting', 'launch', 'vsl-a', 'vsl-b'] as const;
 const REFERRERS = [
-  ['https://www.google.com/', 'Google', 'search'], ['https://www.facebook.com/', 'Facebook', 'social'],
-  ['https://www.youtube.com/', 'YouTube', 'social'], ['https://mail.google.com/', 'Gmail', 'email'],
-  ['https://www.bing.com/', 'Bing', 'search'], ['https://t.co/', 'Twitter', 'social'],
+  ['https://www.google.com/', 'Google', 'search'],
+  ['https://www.facebook.com/', 'Facebook', 'social'],
+  ['https://www.youtube.com/', 'YouTube', 'social'],
+  ['https://mail.google.com/', 'Gmail', 'email'],
+  ['https://www.bing.com/', 'Bing', 'search'],
+  ['https://t.co/', 'Twitter', 'social'],
 ] as const;
-const FIRST_NAMES = ['James', 'Mary', 'John', 'Patricia', 'Robert', 'Jennifer', 'Michael', 'Linda', 'Anna', 'Lukas', 'Sofia', 'Mateo', 'Emma', 'Noah', 'Olivia', 'Liam', 'Yuki', 'Priya'] as const;
-const LAST_NAMES = ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Muller', 'Schmidt', 'Martin', 'Silva', 'Tanaka', 'Patel', 'Wilson', 'Taylor'] as const;
+const FIRST_NAMES = [
+  'James',
+  'Mary',
+  'John',
+  'Patricia',
+  'Robert',
+  'Jennifer',
+  'Michael',
+  'Linda',
+  'Anna',
+  'Lukas',
+  'Sofia',
+  'Mateo',
+  'Emma',
+  'Noah',
+  'Olivia',
+  'Liam',
+  'Yuki',
+  'Priya',
+] as const;
+const LAST_NAMES = [
+  'Smith',
+  'Johnson',
+  'Williams',
+  'Brown',
+  'Jones',
+  'Garcia',
+  'Miller',
+  'Davis',
+  'Muller',
+  'Schmidt',
+  'Martin',
+  'Silva',
+  'Tanaka',
+  'Patel',
+  'Wilson',
+  'Taylor',
+] as const;
 const PRODUCTS = [
-  ['KETO-1', 49], ['KETO-3', 117], ['KETO-6', 198], ['SLIM-1', 69], ['SLIM-3', 177], ['GUIDE-PDF', 19.99],
-  ['VIP-CLUB', 37], ['BRAIN-BOOST', 59.95], ['SLEEP-WELL', 39.5], ['EBOOK-BUNDLE', 27],
+  ['KETO-1', 49],
+  ['KETO-3', 117],
+  ['KETO-6', 198],
+  ['SLIM-1', 69],
+  ['SLIM-3', 177],
+  ['GUIDE-PDF', 19.99],
+  ['VIP-CLUB', 37],
+  ['BRAIN-BOOST', 59.95],
+  ['SLEEP-WELL', 39.5],
+  ['EBOOK-BUNDLE', 27],
 ] as const;
 const HOSTS = ['shop.example.com', 'offer.example.net', 'get.example.org', 'try.example.io'] as const;
 const AFFILIATES = ['aff_alpha', 'aff_bravo', 'aff_charlie', 'aff_delta', 'aff_echo', 'aff_foxtrot'] as const;
@@ -71,9 +135,20 @@ export function* syntheticConversions(count: number, options: SyntheticOptions =
   const runTag = randomBytes(4).toString('hex');
   let made = 0;
   while (made < count) {
-    const chainLength = Math.min(count - made, pickWeighted(random, [[1, 55], [2, 25], [3, 14], [4, 6]]));
+    const chainLength = Math.min(
+      count - made,
+      pickWeighted(random, [
+        [1, 55],
+        [2, 25],
+        [3, 14],
+        [4, 6],
+      ]),
+    );
     const buyer = Math.floor(random() * buyers);
-    const [country, currency] = pickWeighted(random, MARKETS.map(([c, cur, w]) => [[c, cur], w] as const));
+    const [country, currency] = pickWeighted(
+      random,
+      MARKETS.map(([c, cur, w]) => [[c, cur], w] as const),
+    );
     const cart = pick(random, CART_INTEGRATIONS);
     const [referrer, referrerName, referrerMedium] = pick(random, REFERRERS);
     const utmSource = pickWeighted(random, UTM_SOURCES);

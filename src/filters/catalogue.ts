@@ -27,11 +27,7 @@ export type Catalogue = ReadonlyMap<string, FilterColumn>;
  * Derives the filter catalogue from a resource's entry schema, so that the type a filter
  * parses is always the type the entry declares. `arrays` says where array columns are stored.
  */
-export function catalogueFromSchema(
-  entry: TObject,
-  filterable: readonly string[],
-  arrays: Record<string, ArrayStorage> = {},
-): Catalogue {
+export function catalogueFromSchema(entry: TObject, filterable: readonly string[], arrays: Record<string, ArrayStorage> = {}): Catalogue {
   const catalogue = new Map<string, FilterColumn>();
   for (const name of filterable) {
     const property = entry.properties[name];

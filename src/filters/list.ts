@@ -42,7 +42,7 @@ export interface ListRequest extends AccountList {
  */
 export async function listRows<Row extends { id: number }>(
   { db, table, accountId, query, facts }: ListRequest,
-  select: (rows: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(table),
+  select: (rows: SelectQueryBuilder<any, any, object>) => SelectQueryBuilder<any, any, any> = (rows) => rows.selectAll(table),
 ): Promise<ListPage<Row>> {
   const matching = db
     .selectFrom(table)
@@ -59,7 +59,11 @@ export async function listRows<Row extends { id: number }>(
       .limit(PAGE_SIZE)
       .$if(skip > 0, (qb) => qb.offset(skip))
       .execute()) as Row[];
-    facts.learnPage(query.page, rows.map((row) => row.id), PAGE_SIZE);
+    facts.learnPage(
+      query.page,
+      rows.map((row) => row.id),
+      PAGE_SIZE,
+    );
   }
   return { entries: rows, totalEntries, page: query.page, totalPages: Math.ceil(totalEntries / PAGE_SIZE) };
 }

@@ -1,4 +1,4 @@
-import { type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Condition, Filter, Scalar } from './parse.js';
 
 /**

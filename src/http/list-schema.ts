@@ -33,9 +33,7 @@ export function listQueryDocs(catalogue: Catalogue) {
   };
   for (const column of catalogue.values()) {
     const modifiers = column.type === 'boolean' ? 't or f; no modifiers' : `also ${column.name}.{${MODIFIERS.join(',')}}`;
-    properties[column.name] = Type.Optional(
-      Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }),
-    );
+    properties[column.name] = Type.Optional(Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }));
   }
   // Typed as what the query string parser hands the route, repeated parameters as arrays, since
   // nothing checks it against these properties first.

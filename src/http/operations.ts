@@ -84,7 +84,7 @@ export const operationsRoutes = fp(async function operationsRoutes(
     return reply.code(ready ? 200 : 503).send({ status, checks });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

@@ -38,7 +38,10 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
   }
   reply.type(bytes.contentType);
   if (range) {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${bytes.size}`).header('content-length', range.end - range.start + 1);
+    reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${bytes.size}`)
+      .header('content-length', range.end - range.start + 1);
   } else {
     reply.code(200).header('content-length', bytes.size);
   }

@@ -23,15 +23,27 @@ import { holdWrites } from '../helpers/write-locks.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const ENTRY_FIELDS = [
-  'id', 'created_at', 'updated_at', 'name', 'folder', 'image', 'video', 'script', 'style', 'text',
-  'width', 'height', 'url', 'async', 'defer',
+  'id',
+  'created_at',
+  'updated_at',
+  'name',
+  'folder',
+  'image',
+  'video',
+  'script',
+  'style',
+  'text',
+  'width',
+  'height',
+  'url',
+  'async',
+  'defer',
 ];
 const FLAGS = ['image', 'video', 'script', 'style', 'text'] as const;
 type Flag = (typeof FLAGS)[number];
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures, built here
-
 
 /** A real baseline JPEG from the seed files, 320 x 180 pixels (its SOF0 segment says so; checked below). */
 const JPEG = fs.readFileSync(path.resolve(import.meta.dirname, '../../seed/hero.jpg'));
@@ -163,7 +175,10 @@ async function assetRows(ctx: TestContext) {
 /** The bytes stored are exactly those that rows point at, and no upload is left journalled. */
 async function assertNoStrayBytes(ctx: TestContext): Promise<void> {
   const rows = await assetRows(ctx);
-  const used = rows.map((row) => row.blob_key).filter((key): key is string => key !== null).sort();
+  const used = rows
+    .map((row) => row.blob_key)
+    .filter((key): key is string => key !== null)
+    .sort();
   assert.deepEqual(await storedBlobKeys(ctx), used, 'the blob store holds exactly the bytes of existing assets');
   const journal = await ctx.database.db.selectFrom('blob_journal').select('blob_key').execute();
   assert.deepEqual(journal, [], 'no upload is left on the journal');
@@ -288,7 +303,10 @@ describeEachEngine('assets API: create', (engine) => {
     { why: 'both content and url are given', fields: { name: 'both.txt', content: 'x', url: 'https://example.com/a.txt' } },
     { why: 'both content and a file are given', fields: { name: 'both2.txt', content: 'x', file: { bytes: 'y', filename: 'y.txt' } } },
     { why: 'both a file and url are given', fields: { name: 'both3.png', url: 'https://example.com/a.png', file: { bytes: png1, filename: 'a.png' } } },
-    { why: 'content, file and url are all given', fields: { name: 'all.txt', content: 'x', url: 'https://example.com/', file: { bytes: 'z', filename: 'z.txt' } } },
+    {
+      why: 'content, file and url are all given',
+      fields: { name: 'all.txt', content: 'x', url: 'https://example.com/', file: { bytes: 'z', filename: 'z.txt' } },
+    },
     // names
     { why: 'name is missing with content', fields: { content: 'no name' } },
     { why: 'name is missing with url', fields: { url: 'https://example.com/a.png' } },
@@ -313,7 +331,10 @@ describeEachEngine('assets API: create', (engine) => {
     { why: 'folder has a control character', fields: { name: 'f8.txt', content: 'x', folder: 'bad\nfolder' } },
     { why: 'folder has a segment of 256 characters', fields: { name: 'f9.txt', content: 'x', folder: `ok/${'s'.repeat(256)}` } },
     { why: 'folder is longer than 1,024 bytes', fields: { name: 'f10.txt', content: 'x', folder: Array(6).fill('x'.repeat(200)).join('/') } },
-    { why: 'folder is longer than 1,024 bytes of UTF-8 in 343 characters', fields: { name: 'f11.txt', content: 'x', folder: `${variedText(255, 3)}/${variedText(87, 3)}` } },
+    {
+      why: 'folder is longer than 1,024 bytes of UTF-8 in 343 characters',
+      fields: { name: 'f11.txt', content: 'x', folder: `${variedText(255, 3)}/${variedText(87, 3)}` },
+    },
     // urls
     { why: 'url is ftp', fields: { name: 'u1.png', url: 'ftp://example.com/a.png' } },
     { why: 'url has no scheme', fields: { name: 'u2.png', url: 'example.com/a.png' } },
@@ -324,7 +345,10 @@ describeEachEngine('assets API: create', (engine) => {
     { why: 'url is empty', fields: { name: 'u7.txt', url: '' } },
     { why: 'url is not a URL at all', fields: { name: 'u8.txt', url: 'http://' } },
     { why: 'url is longer than 2,048 characters', fields: { name: 'u9.png', url: `https://example.com/${'p'.repeat(2030)}.png` } },
-    { why: 'url is longer than 2,048 characters once its 230 non-ASCII characters are percent-encoded', fields: { name: 'u10.png', url: `https://example.com/${variedText(230, 3)}` } },
+    {
+      why: 'url is longer than 2,048 characters once its 230 non-ASCII characters are percent-encoded',
+      fields: { name: 'u10.png', url: `https://example.com/${variedText(230, 3)}` },
+    },
     // fields
     { why: 'an unknown field is given', fields: { name: 'k1.txt', content: 'x', colour: 'red' } },
     { why: 'a field name differs only in case', fields: { Name: 'k2.txt', content: 'x' } },
@@ -741,9 +765,7 @@ function parseAnswer(raw: Buffer): RawAnswer | undefined {
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   const [statusLine, ...headerLines] = text.slice(0, end).split('\r\n');
-  const headers = Object.fromEntries(
-    headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-  );
+  const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
   return { status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(end + 4) };
 }
 
@@ -1202,14 +1224,20 @@ describeEachEngine('assets API: listing', (engine) => {
     assert.equal(page.page, 1);
     assert.equal(page.totalEntries, 104);
     assert.equal(page.totalPages, 2);
-    assert.deepEqual(page.entries.map((entry) => entry.id), ids.slice(0, 100));
+    assert.deepEqual(
+      page.entries.map((entry) => entry.id),
+      ids.slice(0, 100),
+    );
     for (const field of ENTRY_FIELDS) assert.ok(field in page.entries[0]!, `listed entries have ${field}`);
   });
 
   test('page=2 holds the rest; a page past the end is empty with the true totals', async () => {
     const second = await api.list('?page=2');
     assert.equal(second.page, 2);
-    assert.deepEqual(second.entries.map((entry) => entry.id), ids.slice(100));
+    assert.deepEqual(
+      second.entries.map((entry) => entry.id),
+      ids.slice(100),
+    );
     const third = await api.list('?page=3');
     assert.deepEqual(third.entries, []);
     assert.equal(third.totalEntries, 104);
@@ -1222,29 +1250,53 @@ describeEachEngine('assets API: listing', (engine) => {
     assert.equal(bulk.totalPages, 2);
     assert.ok(bulk.entries.every((entry) => entry.folder === 'bulk'));
     const scripts = await api.list('?folder=bulk%2Fscripts');
-    assert.deepEqual(scripts.entries.map((entry) => entry.name), ['timer.js']);
+    assert.deepEqual(
+      scripts.entries.map((entry) => entry.name),
+      ['timer.js'],
+    );
     const root = await api.list('?folder=');
-    assert.deepEqual(root.entries.map((entry) => entry.name), ['terms.txt']);
+    assert.deepEqual(
+      root.entries.map((entry) => entry.name),
+      ['terms.txt'],
+    );
     const several = await api.list('?folder.in=styles,bulk/scripts');
     assert.deepEqual(several.entries.map((entry) => entry.name).sort(), ['theme.css', 'timer.js']);
   });
 
   test('type flag filters take t and f and combine with others by AND', async () => {
     assert.equal((await api.list('?image=t')).totalEntries, 101);
-    assert.deepEqual((await api.list('?script=t')).entries.map((entry) => entry.name), ['timer.js']);
-    assert.deepEqual((await api.list('?style=true')).entries.map((entry) => entry.name), ['theme.css']);
-    assert.deepEqual((await api.list('?text=t')).entries.map((entry) => entry.name), ['terms.txt']);
+    assert.deepEqual(
+      (await api.list('?script=t')).entries.map((entry) => entry.name),
+      ['timer.js'],
+    );
+    assert.deepEqual(
+      (await api.list('?style=true')).entries.map((entry) => entry.name),
+      ['theme.css'],
+    );
+    assert.deepEqual(
+      (await api.list('?text=t')).entries.map((entry) => entry.name),
+      ['terms.txt'],
+    );
     assert.equal((await api.list('?image=f')).totalEntries, 3);
     const none = await api.list('?video=t');
     assert.deepEqual([none.totalEntries, none.totalPages, none.entries.length], [0, 0, 0]);
-    assert.deepEqual((await api.list('?folder=bulk/scripts&async=t')).entries.map((entry) => entry.name), ['timer.js']);
+    assert.deepEqual(
+      (await api.list('?folder=bulk/scripts&async=t')).entries.map((entry) => entry.name),
+      ['timer.js'],
+    );
     assert.equal((await api.list('?folder=bulk&async=t')).totalEntries, 0);
     assert.equal((await api.list('?image=t&page=2')).entries.length, 1);
   });
 
   test('name and id filters select single assets', async () => {
-    assert.deepEqual((await api.list('?name=banner-042.png')).entries.map((entry) => entry.id), [ids[42]]);
-    assert.deepEqual((await api.list(`?id.gt=${ids[101]}`)).entries.map((entry) => entry.id), ids.slice(102));
+    assert.deepEqual(
+      (await api.list('?name=banner-042.png')).entries.map((entry) => entry.id),
+      [ids[42]],
+    );
+    assert.deepEqual(
+      (await api.list(`?id.gt=${ids[101]}`)).entries.map((entry) => entry.id),
+      ids.slice(102),
+    );
     assert.equal((await api.list('?url.in=https://cdn.example.com/banner-000.png,https://cdn.example.com/banner-001.png')).totalEntries, 2);
   });
 
@@ -1286,11 +1338,14 @@ describeEachEngine('assets API: listed entries', (engine) => {
     assertTrue(await api.update(ids[3]!, { name: 'renamed.js' }));
     assertTrue(await api.update(ids[3]!, { defer: 'f' }));
     const page = await api.list(`?folder=${encodeURIComponent(folder)}`);
-    assert.deepEqual(page.entries.map((entry) => entry.id), ids);
+    assert.deepEqual(
+      page.entries.map((entry) => entry.id),
+      ids,
+    );
     for (const [index, listed] of page.entries.entries()) {
       const alone = await api.entry(ids[index]!);
       assert.deepEqual(listed, alone);
-      assert.deepEqual(Object.keys(listed), Object.keys(alone), 'in the schema\'s order');
+      assert.deepEqual(Object.keys(listed), Object.keys(alone), "in the schema's order");
     }
     assert.equal(page.entries[3]!.name, 'renamed.js', 'an update shows in the list at once');
     assert.equal(page.entries[0]!.public_url, (await api.entry(ids[0]!)).public_url);
@@ -1318,11 +1373,7 @@ describeEachEngine('assets API: one account never sees or touches another', (eng
 
   /** The same request for an id that never existed: another account's id must answer exactly like it. */
   const missingId = 987654321;
-  const sameAsMissing = async (
-    send: (id: number) => Promise<LightMyRequestResponse>,
-    id: number,
-    status: number,
-  ): Promise<void> => {
+  const sameAsMissing = async (send: (id: number) => Promise<LightMyRequestResponse>, id: number, status: number): Promise<void> => {
     const theirs = await send(id);
     const missing = await send(missingId);
     assertRefused(theirs, status);
@@ -1369,7 +1420,10 @@ describeEachEngine('assets API: one account never sees or touches another', (eng
 
   test("the listing shows only the account's own assets, whatever the filter", async () => {
     const strangers = await stranger.list();
-    assert.deepEqual(strangers.entries.map((entry) => entry.name), ['mine.txt']);
+    assert.deepEqual(
+      strangers.entries.map((entry) => entry.name),
+      ['mine.txt'],
+    );
     assert.equal(strangers.totalEntries, 1);
     assert.equal((await stranger.list(`?id=${ownerId}`)).totalEntries, 0);
     assert.equal((await stranger.list('?folder=secret')).totalEntries, 0);

@@ -362,7 +362,7 @@ describeEachEngine('asset delivery', (engine) => {
     assert.ok(!afterDelete.body.includes('here for now'));
   });
 
-  test('the public URL ignores any key: another account\'s key does not change what it serves', async () => {
+  test("the public URL ignores any key: another account's key does not change what it serves", async () => {
     const path = await owner.publicPath(ids.alphabet);
     const response = await publicGet(ctx, path, { 'x-api-key': other.key });
     assert.equal(response.statusCode, 200);

@@ -65,4 +65,3 @@ describeEachEngine('bytes that cannot be removed at once are left to the sweep',
     assert.equal(await files.stat(oldKey), undefined);
   });
 });
-

@@ -90,7 +90,10 @@ async function download(service: ServiceProcess, id: number): Promise<Buffer> {
 
 function filesUnder(folder: string): string[] {
   if (!fs.existsSync(folder)) return [];
-  return fs.readdirSync(folder, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 /**
@@ -130,7 +133,12 @@ async function localStorage(database: TestDatabase): Promise<Storage> {
 async function s3Storage(database: TestDatabase): Promise<Storage> {
   const server = await startS3Server();
   const { options } = server;
-  const client = new S3Client({ endpoint: options.endpoint, region: options.region, forcePathStyle: true, credentials: { accessKeyId: options.accessKeyId!, secretAccessKey: options.secretAccessKey! } });
+  const client = new S3Client({
+    endpoint: options.endpoint,
+    region: options.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: options.accessKeyId!, secretAccessKey: options.secretAccessKey! },
+  });
   return {
     env: {
       S3_BUCKET: options.bucket,
@@ -287,7 +295,11 @@ describeEachEngine('a large upload streams through the service', (engine) => {
       const { answer } = upload(service, 'POST', '/api/v1/assets', { name: 'large.bin' }, { size, fill: 7 });
       const { status, body } = await answer;
       assert.equal(status, 200, body);
-      const row = await database.db.selectFrom('assets').select('size').where('id', '=', Number(JSON.parse(body).id)).executeTakeFirstOrThrow();
+      const row = await database.db
+        .selectFrom('assets')
+        .select('size')
+        .where('id', '=', Number(JSON.parse(body).id))
+        .executeTakeFirstOrThrow();
       assert.equal(Number(row.size), size);
     } finally {
       clearInterval(sampler);

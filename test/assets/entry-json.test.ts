@@ -40,13 +40,41 @@ describeEachEngine('migration 0004', (engine) => {
   test('fills in the entry of every asset made before it, as the service writes it now', async () => {
     const database = await freshDatabase(engine, { upTo: '0003-list-speed' });
     try {
-      const { id: accountId } = await database.db.insertInto('accounts').values({ name: 'old', handle: 'old-handle', created_at: 0 } as never).returning('id').executeTakeFirstOrThrow();
+      const { id: accountId } = await database.db
+        .insertInto('accounts')
+        .values({ name: 'old', handle: 'old-handle', created_at: 0 } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const rows: NewAssetRow[] = [
         asset({}),
-        asset({ name: 'Zoë "quoted" \\ back ☕.js', folder: '', image: 0, script: 1, async: 1, width: null, height: null, content_type: 'text/javascript', public_id: 'p2' }),
-        asset({ name: 'remote.jpg', url: 'https://cdn.example.com/a.jpg?v="1"', blob_key: null, size: null, content_type: null, etag: null, width: null, height: 90, public_id: 'p3' }),
+        asset({
+          name: 'Zoë "quoted" \\ back ☕.js',
+          folder: '',
+          image: 0,
+          script: 1,
+          async: 1,
+          width: null,
+          height: null,
+          content_type: 'text/javascript',
+          public_id: 'p2',
+        }),
+        asset({
+          name: 'remote.jpg',
+          url: 'https://cdn.example.com/a.jpg?v="1"',
+          blob_key: null,
+          size: null,
+          content_type: null,
+          etag: null,
+          width: null,
+          height: 90,
+          public_id: 'p3',
+        }),
       ].map((row) => ({ ...row, account_id: accountId }));
-      for (const row of rows) await database.db.insertInto('assets').values(row as never).execute();
+      for (const row of rows)
+        await database.db
+          .insertInto('assets')
+          .values(row as never)
+          .execute();
 
       await migrateToLatest(database);
       const stored = await database.db.selectFrom('assets').select('entry_json').orderBy('id').execute();

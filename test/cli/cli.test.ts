@@ -49,7 +49,6 @@ function cliEnv(store: Store, env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl ?? '', LOG_LEVEL: 'warn', ...env };
 }
 
-
 function cli(store: Store, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return runCli(args, cliEnv(store, env));
 }
@@ -80,7 +79,9 @@ async function waitForLockWaiter(databaseUrl: string): Promise<void> {
   await client.connect();
   try {
     for (let tries = 0; tries < 200; tries++) {
-      const { rows } = await client.query(`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      const { rows } = await client.query(
+        `select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
       if (rows[0].waiting > 0) return;
       await sleep(100);
     }
@@ -119,7 +120,7 @@ describeEachEngine('keys create, list and revoke', (engine) => {
     assert.equal(await statusWithKey(store, first), 200);
     const defaultList = succeeded(await cli(store, ['keys', 'list'])).stdout;
     assert.ok(defaultList.includes(first.slice(0, 13)), defaultList);
-    assert.ok(!defaultList.includes(acmeKey.slice(0, 13)), 'another account\'s key is not listed');
+    assert.ok(!defaultList.includes(acmeKey.slice(0, 13)), "another account's key is not listed");
   });
 
   test('keys list shows each key by its prefix and state, and never a whole key', async () => {
@@ -127,14 +128,17 @@ describeEachEngine('keys create, list and revoke', (engine) => {
     const lines = run.stdout.trim().split('\n');
     assert.equal(lines.length, 2, run.stdout);
     assert.ok(run.stdout.includes(acmeKey.slice(0, 13)), run.stdout);
-    assert.ok(lines.every((line) => /\bactive\b/.test(line)), run.stdout);
+    assert.ok(
+      lines.every((line) => /\bactive\b/.test(line)),
+      run.stdout,
+    );
     // Nothing beyond the short prefix of any key: no 20-character run of a key appears.
     assert.ok(!run.stdout.includes(acmeKey.slice(0, 20)), run.stdout);
     assert.ok(!run.stdout.includes(acmeKey.slice(-20)), run.stdout);
     for (const line of lines) assert.ok(!/acds_[A-Za-z0-9_-]{9,}/.test(line), `only a short prefix: ${line}`);
   });
 
-  test('keys revoke PREFIX makes that key fail with 401 and leaves the account\'s other keys working', async () => {
+  test("keys revoke PREFIX makes that key fail with 401 and leaves the account's other keys working", async () => {
     const other = lastLine(succeeded(await cli(store, ['keys', 'create', '--account', 'acme'])).stdout);
     const prefix = acmeKey.slice(0, 13);
     succeeded(await cli(store, ['keys', 'revoke', prefix]));
@@ -269,24 +273,38 @@ describeEachEngine('seed', (engine) => {
     const key = lastLine(succeeded(await cli(store, ['keys', 'create', '--account', 'shop'])).stdout);
     if (s3) {
       const local = fs.existsSync(`${store.dataDir}/blobs`) ? fs.readdirSync(`${store.dataDir}/blobs`, { recursive: true, withFileTypes: true }) : [];
-      assert.deepEqual(local.filter((entry) => entry.isFile()).map((entry) => entry.name), [], 'no bytes on local disk when S3 is configured');
+      assert.deepEqual(
+        local.filter((entry) => entry.isFile()).map((entry) => entry.name),
+        [],
+        'no bytes on local disk when S3 is configured',
+      );
     }
-    await withApp(store, async (app) => {
-      const response = await app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': key } });
-      assert.equal(response.statusCode, 200, response.body);
-      const { entries, totalEntries } = response.json();
-      assert.equal(totalEntries, 5);
-      assert.ok(entries.some((e: { folder: string }) => e.folder !== ''), 'assets are in folders');
-      const image = entries.find((e: { image: boolean; url: string | null }) => e.image && e.url === null);
-      assert.ok(image, 'a local image');
-      assert.ok(Number.isInteger(image.width) && image.width > 0);
-      assert.ok(Number.isInteger(image.height) && image.height > 0);
-      assert.ok(entries.some((e: { script: boolean }) => e.script), 'a script');
-      const content = await app.inject({ url: `/api/v1/assets/${image.id}/content`, headers: { 'x-api-key': key } });
-      assert.equal(content.statusCode, 200);
-      assert.ok(content.rawPayload.length > 0);
-      assert.match(String(content.headers['content-type']), /^image\//);
-    }, blobs);
+    await withApp(
+      store,
+      async (app) => {
+        const response = await app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': key } });
+        assert.equal(response.statusCode, 200, response.body);
+        const { entries, totalEntries } = response.json();
+        assert.equal(totalEntries, 5);
+        assert.ok(
+          entries.some((e: { folder: string }) => e.folder !== ''),
+          'assets are in folders',
+        );
+        const image = entries.find((e: { image: boolean; url: string | null }) => e.image && e.url === null);
+        assert.ok(image, 'a local image');
+        assert.ok(Number.isInteger(image.width) && image.width > 0);
+        assert.ok(Number.isInteger(image.height) && image.height > 0);
+        assert.ok(
+          entries.some((e: { script: boolean }) => e.script),
+          'a script',
+        );
+        const content = await app.inject({ url: `/api/v1/assets/${image.id}/content`, headers: { 'x-api-key': key } });
+        assert.equal(content.statusCode, 200);
+        assert.ok(content.rawPayload.length > 0);
+        assert.match(String(content.headers['content-type']), /^image\//);
+      },
+      blobs,
+    );
   });
 });
 
@@ -397,7 +415,9 @@ describeEachEngine('serve', (engine) => {
       await sleep(300);
       assert.ok(!/shown only once/.test(service.output()), service.output());
       assert.ok(!/acds_[A-Za-z0-9_-]{32}/.test(service.output()), 'no key is printed');
-      const listed = succeeded(await cli(store, ['keys', 'list'])).stdout.trim().split('\n');
+      const listed = succeeded(await cli(store, ['keys', 'list']))
+        .stdout.trim()
+        .split('\n');
       assert.equal(listed.length, 1, 'the account default still has just the one key');
       assert.ok(listed[0]!.startsWith(bootstrapKey.slice(0, 13)));
     } finally {
@@ -412,7 +432,7 @@ describeEachEngine('serve', (engine) => {
       try {
         await sleep(300);
         assert.ok(!/shown only once/.test(service.output()), service.output());
-        assert.ok(!service.output().includes(SERVICE_KEY), 'the operator\'s key is not echoed');
+        assert.ok(!service.output().includes(SERVICE_KEY), "the operator's key is not echoed");
         const response = await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'X-API-Key': SERVICE_KEY } });
         assert.equal(response.status, 200);
       } finally {

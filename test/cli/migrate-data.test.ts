@@ -16,12 +16,15 @@ import { startS3Server, type TestS3Server } from '../helpers/s3.js';
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
 const TABLES = ['accounts', 'api_keys', 'conversions', 'assets', 'blob_journal'] as const;
 
-
 /** The environment of a command: only what the test sets, none of the acds variables of the test's own environment. */
 function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean = { ...process.env };
   for (const name of Object.keys(clean)) {
-    if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|RATE_LIMIT_PER_MINUTE|TRUST_PROXY|MAX_UPLOAD_BYTES|BOOTSTRAP_API_KEY|LOG_LEVEL|S3_.*|MIGRATE_TO_.*)$/.test(name)) {
+    if (
+      /^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|RATE_LIMIT_PER_MINUTE|TRUST_PROXY|MAX_UPLOAD_BYTES|BOOTSTRAP_API_KEY|LOG_LEVEL|S3_.*|MIGRATE_TO_.*)$/.test(
+        name,
+      )
+    ) {
       delete clean[name];
     }
   }
@@ -40,7 +43,9 @@ async function getJson(service: ServiceProcess, url: string, key: string): Promi
 
 const ready = Boolean(process.env.TEST_DATABASE_URL);
 
-describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: ready ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server for the destination)' }, () => {
+describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
+  skip: ready ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server for the destination)',
+}, () => {
   const sourceDir = ready ? tempDir('acds-migrate-source-') : '';
   const destinationDir = ready ? tempDir('acds-migrate-destination-') : '';
   const sourceEnv = { DATA_DIR: sourceDir, DATABASE_URL: '' };
@@ -67,7 +72,10 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
   async function destinationState() {
     const rows: Record<string, number> = {};
     for (const table of TABLES) {
-      const { n } = await destination.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const { n } = await destination.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       rows[table] = Number(n);
     }
     const client = new S3Client({
@@ -98,15 +106,22 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
     s3 = await startS3Server();
     migrateArgs = [
       'migrate-data',
-      '--to-database', destination.databaseUrl!,
-      '--to-s3-bucket', s3.options.bucket,
-      '--to-s3-endpoint', s3.options.endpoint!,
-      '--to-s3-region', s3.options.region,
-      '--to-s3-access-key-id', s3.options.accessKeyId!,
-      '--to-s3-secret-access-key', s3.options.secretAccessKey!,
+      '--to-database',
+      destination.databaseUrl!,
+      '--to-s3-bucket',
+      s3.options.bucket,
+      '--to-s3-endpoint',
+      s3.options.endpoint!,
+      '--to-s3-region',
+      s3.options.region,
+      '--to-s3-access-key-id',
+      s3.options.accessKeyId!,
+      '--to-s3-secret-access-key',
+      s3.options.secretAccessKey!,
       '--to-s3-force-path-style',
       // Small batches, so that 300 conversions take several pages of the keyset walk.
-      '--batch-size', '64',
+      '--batch-size',
+      '64',
     ];
     run = await cli(migrateArgs, sourceEnv);
 
@@ -159,7 +174,7 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
     }
   });
 
-  test('the copy lists the same assets and serves each one\'s bytes identically, privately and publicly', async () => {
+  test("the copy lists the same assets and serves each one's bytes identically, privately and publicly", async () => {
     const original = await getJson(sourceService!, '/api/v1/assets', key);
     const copy = await getJson(destinationService!, '/api/v1/assets', key);
     assert.equal(original.totalEntries, 8);
@@ -194,7 +209,10 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
     const [, files, total] = /^asset bytes\s+(\d+) files, (\d+) bytes/m.exec(run.stdout) ?? [];
     assert.equal(Number(files), local);
     const sizes = (original.entries as { size: number | null; public_url: string | null }[]).filter((e) => e.public_url).map((e) => e.size!);
-    assert.equal(Number(total), sizes.reduce((sum, size) => sum + size, 0));
+    assert.equal(
+      Number(total),
+      sizes.reduce((sum, size) => sum + size, 0),
+    );
   });
 
   test('the key works on the copy and the revoked key is still refused', async () => {
@@ -223,10 +241,13 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', { skip: re
     const newKey = lastLine(succeeded(await cli(['keys', 'create', '--account', 'newcomer'], destinationEnv())).stdout);
     assert.match(newKey, KEY_SHAPE);
     const ids = await destination.db.selectFrom('accounts').select(['id', 'name']).orderBy('id').execute();
-    assert.deepEqual(ids.map((a) => a.name), ['default', 'newcomer']);
+    assert.deepEqual(
+      ids.map((a) => a.name),
+      ['default', 'newcomer'],
+    );
     const fresh = await fetch(`${destinationService!.baseUrl}/api/v1/assets`, { headers: { 'X-API-Key': newKey } });
     assert.equal(fresh.status, 200);
-    assert.equal(((await fresh.json()) as { totalEntries: number }).totalEntries, 0, 'the new account sees none of default\'s assets');
+    assert.equal(((await fresh.json()) as { totalEntries: number }).totalEntries, 0, "the new account sees none of default's assets");
   });
 
   test('run again on the same destination, it exits non-zero with a clear message and changes nothing', async () => {
@@ -272,7 +293,10 @@ describe('migrate-data that fails part-way', { skip: ready ? false : 'needs TEST
   const counts = async () => {
     const counted: Record<string, number> = {};
     for (const table of TABLES) {
-      const { n } = await destination.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const { n } = await destination.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       counted[table] = Number(n);
     }
     return counted;
@@ -283,7 +307,10 @@ describe('migrate-data that fails part-way', { skip: ready ? false : 'needs TEST
     // Take the bytes of the last local asset away, so that the failure comes after every other table was copied.
     const blobs = path.join(sourceDir, 'blobs');
     const files = fs.readdirSync(blobs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-    const last = files.map((e) => path.join(e.parentPath, e.name)).sort().at(-1)!;
+    const last = files
+      .map((e) => path.join(e.parentPath, e.name))
+      .sort()
+      .at(-1)!;
     const hidden = `${last}.hidden`;
     fs.renameSync(last, hidden);
 

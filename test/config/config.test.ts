@@ -129,7 +129,10 @@ describe('configuration from the environment', () => {
   ];
   for (const [env, variable] of bad) {
     test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {
-      assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.message.startsWith(`${variable} `));
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && error.message.startsWith(`${variable} `),
+      );
     });
   }
 });

@@ -43,7 +43,11 @@ describeEachEngine('conversion entries as stored JSON', (engine) => {
     ctx = await startTestApp(engine);
     const account = await accountWithKey(ctx.accounts, 'entries');
     apiKey = account.key;
-    await insertConversions(ctx.database, account.accountId, [TRICKY, conversionRecord({ receipt: 'plain', mobile: true }), conversionRecord({ receipt: 'f', mobile: false })]);
+    await insertConversions(ctx.database, account.accountId, [
+      TRICKY,
+      conversionRecord({ receipt: 'plain', mobile: true }),
+      conversionRecord({ receipt: 'f', mobile: false }),
+    ]);
   });
   after(() => ctx.close());
 
@@ -58,7 +62,10 @@ describeEachEngine('conversion entries as stored JSON', (engine) => {
     assert.equal(first.receipt, TRICKY.receipt);
     const expectedBody = expectedText(first.id, TRICKY);
     assert.ok(response.body.startsWith(`{"entries":[${expectedBody},`), `${response.body.slice(0, 600)}\n---\n${expectedBody}`);
-    assert.deepEqual(page.entries.map((entry) => (entry as { mobile?: unknown }).mobile), [null, true, false]);
+    assert.deepEqual(
+      page.entries.map((entry) => (entry as { mobile?: unknown }).mobile),
+      [null, true, false],
+    );
   });
 });
 
@@ -66,13 +73,21 @@ describeEachEngine('migration 0003', (engine) => {
   test('fills in the entry of every conversion imported before it, as the import writes it now', async () => {
     const database = await freshDatabase(engine, { upTo: '0002-assets' });
     try {
-      const { id: accountId } = await database.db.insertInto('accounts').values({ name: 'old', handle: 'old-handle', created_at: 0 } as never).returning('id').executeTakeFirstOrThrow();
+      const { id: accountId } = await database.db
+        .insertInto('accounts')
+        .values({ name: 'old', handle: 'old-handle', created_at: 0 } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const rows = [TRICKY, conversionRecord({ mobile: true })].map((record) => {
         const checked = validateConversion(record);
         assert.ok('row' in checked);
         return checked.row;
       });
-      for (const { entry_json: _new, ...old } of rows) await database.db.insertInto('conversions').values({ ...old, account_id: accountId } as never).execute();
+      for (const { entry_json: _new, ...old } of rows)
+        await database.db
+          .insertInto('conversions')
+          .values({ ...old, account_id: accountId } as never)
+          .execute();
 
       await migrateToLatest(database);
       const stored = await database.db.selectFrom('conversions').select('entry_json').orderBy('id').execute();

@@ -13,13 +13,17 @@ const COUNTRY = 'country must be two upper-case letters such as US';
 function reportOf(reasons: string[]): string[] {
   const printed: string[] = [];
   const report = new ProblemReport((line) => printed.push(line));
-  reasons.forEach((reason, index) => report.add({ line: index + 1, reason }));
+  for (const [index, reason] of reasons.entries()) report.add({ line: index + 1, reason });
   report.end();
   return printed;
 }
 
 const PROBLEM_CASES: { says: string; reasons: string[]; prints: string[] }[] = [
-  { says: 'a few problems are each printed with their line, and nothing more', reasons: [CURRENCY, COUNTRY], prints: [`line 1: ${CURRENCY}`, `line 2: ${COUNTRY}`] },
+  {
+    says: 'a few problems are each printed with their line, and nothing more',
+    reasons: [CURRENCY, COUNTRY],
+    prints: [`line 1: ${CURRENCY}`, `line 2: ${COUNTRY}`],
+  },
   {
     says: 'twenty problems are all printed',
     reasons: Array(20).fill(CURRENCY),
@@ -85,26 +89,44 @@ const committing: ImportProgress = { phase: 'committing' };
 const PROGRESS_CASES: { says: string; updates: [number, ImportProgress][]; options?: Omit<ProgressReportOptions, 'print' | 'now'>; prints: string[] }[] = [
   {
     says: 'an import done within two seconds prints nothing',
-    updates: [[0, reading(0)], [900, reading(1_000)], [1_500, reading(2_000)], [1_999, committing]],
+    updates: [
+      [0, reading(0)],
+      [900, reading(1_000)],
+      [1_500, reading(2_000)],
+      [1_999, committing],
+    ],
     prints: [],
   },
   {
     says: 'after two seconds, a line as each phase starts and every five seconds within one',
     updates: [
-      [0, reading(0)], [1_000, reading(1_000)], [2_000, reading(2_000)], [4_000, reading(3_000)], [6_999, reading(4_000)],
-      [7_000, reading(5_000)], [13_200, committing],
+      [0, reading(0)],
+      [1_000, reading(1_000)],
+      [2_000, reading(2_000)],
+      [4_000, reading(3_000)],
+      [6_999, reading(4_000)],
+      [7_000, reading(5_000)],
+      [13_200, committing],
     ],
     prints: ['reading: 2,000 rows', 'reading: 5,000 rows', 'committing'],
   },
   {
     says: 'a file of known size is read by percentage, rounded down, never 100% before its end',
-    updates: [[2_000, reading(1_000)], [7_000, reading(2_000)], [12_000, reading(2_999)], [17_000, reading(3_000)]],
+    updates: [
+      [2_000, reading(1_000)],
+      [7_000, reading(2_000)],
+      [12_000, reading(2_999)],
+      [17_000, reading(3_000)],
+    ],
     options: { fractionRead: (rows) => rows / 3_000 },
     prints: ['reading: 33% (1,000 rows)', 'reading: 66% (2,000 rows)', 'reading: 99% (2,999 rows)', 'reading: 100% (3,000 rows)'],
   },
   {
     says: 'the seed generates its rows, by the percentage of those asked for',
-    updates: [[3_000, reading(250)], [3_500, committing]],
+    updates: [
+      [3_000, reading(250)],
+      [3_500, committing],
+    ],
     options: { reading: 'generating', fractionRead: (rows) => rows / 1_000 },
     prints: ['generating: 25% (250 rows)', 'committing'],
   },

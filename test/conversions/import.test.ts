@@ -59,29 +59,89 @@ function writeAll(stream: Writable, text: string): Promise<void> {
 
 /** The fields an import takes: those of a conversion entry (docs/api.md, "Conversions") but its id. */
 const IMPORT_FIELDS = [
-  'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
-  'shipping_amount', 'products', 'email', 'user_id', 'page_id', 'page_version', 'upsell_flow_id',
-  'upsell_session', 'upsell_path', 'upsell_group', 'upsell_step', 'country', 'mobile', 'affiliate',
-  'vendor', 'role', 'tracking_codes', 'referrer', 'referrer_name', 'referrer_medium',
-  'joint_venture_order', 'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign',
-  'utm_content', 'first_name', 'last_name', 'zip_code', 'payment_method', 'affiliate_payouts',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'products',
+  'email',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_flow_id',
+  'upsell_session',
+  'upsell_path',
+  'upsell_group',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'role',
+  'tracking_codes',
+  'referrer',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
+  'affiliate_payouts',
 ];
 const ARRAY_FIELDS = new Set(['products', 'tracking_codes', 'affiliate_payouts']);
 
 /** Three rows: every field set (with commas, quotes and non-ASCII), only the required ones, and edge values. */
 const ROWS: Record<string, unknown>[] = [
   conversionRecord({
-    created_at: '2026-03-01T09:15:00Z', cart_integration: 'clickbank', receipt: 'IMP-1', original_receipt: 'IMP-0',
-    amount: 19.99, tax_amount: 1.6, shipping_amount: 4.95, mobile: true, country: 'US', currency: 'USD',
-    products: [{ sku: 'SKU-1', price: 19.99, qty: 1 }, { sku: 'SKU "2", large', price: 0.01, qty: 3 }],
-    tracking_codes: ['a', 'b,c', 'd "e"'], affiliate_payouts: [1.5, 0.25],
-    utm_campaign: 'spring, "sale"', first_name: 'Zoë', joint_venture_order: 'JV-1', page_version: 'a',
+    created_at: '2026-03-01T09:15:00Z',
+    cart_integration: 'clickbank',
+    receipt: 'IMP-1',
+    original_receipt: 'IMP-0',
+    amount: 19.99,
+    tax_amount: 1.6,
+    shipping_amount: 4.95,
+    mobile: true,
+    country: 'US',
+    currency: 'USD',
+    products: [
+      { sku: 'SKU-1', price: 19.99, qty: 1 },
+      { sku: 'SKU "2", large', price: 0.01, qty: 3 },
+    ],
+    tracking_codes: ['a', 'b,c', 'd "e"'],
+    affiliate_payouts: [1.5, 0.25],
+    utm_campaign: 'spring, "sale"',
+    first_name: 'Zoë',
+    joint_venture_order: 'JV-1',
+    page_version: 'a',
   }),
   { created_at: '2026-03-02T00:00:00Z', cart_integration: 'stickyio', receipt: 'IMP-2' },
   conversionRecord({
-    created_at: '2026-03-01T10:00:00+02:00', cart_integration: 'svencart', receipt: 'IMP-3', amount: 0, tax_amount: 0,
-    shipping_amount: 0, mobile: false, country: 'DE', currency: 'EUR', page_version: 'z', page_id: -1, upsell_step: 2.5,
-    products: [{ sku: 'FREE', price: 0, qty: 0 }], tracking_codes: [], affiliate_payouts: [], payment_method: 'paypal',
+    created_at: '2026-03-01T10:00:00+02:00',
+    cart_integration: 'svencart',
+    receipt: 'IMP-3',
+    amount: 0,
+    tax_amount: 0,
+    shipping_amount: 0,
+    mobile: false,
+    country: 'DE',
+    currency: 'EUR',
+    page_version: 'z',
+    page_id: -1,
+    upsell_step: 2.5,
+    products: [{ sku: 'FREE', price: 0, qty: 0 }],
+    tracking_codes: [],
+    affiliate_payouts: [],
+    payment_method: 'paypal',
   }),
 ];
 
@@ -93,7 +153,7 @@ function expectedEntry(row: Record<string, unknown>): Record<string, unknown> {
   return entry;
 }
 
-const toNdjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
+const toNdjson = (rows: object[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`;
 
 /** CSV with a header of the given columns: every cell quoted, "" for a quote, arrays as JSON, booleans t/f, null empty. */
 function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
@@ -102,7 +162,7 @@ function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
     const text = Array.isArray(value) ? JSON.stringify(value) : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
     return `"${text.replaceAll('"', '""')}"`;
   };
-  return [columns.join(','), ...rows.map((row) => columns.map((column) => cell(row[column])).join(','))].join('\r\n') + '\r\n';
+  return `${[columns.join(','), ...rows.map((row) => columns.map((column) => cell(row[column])).join(','))].join('\r\n')}\r\n`;
 }
 
 const withoutId = ({ id: _id, ...rest }: Record<string, unknown>) => rest;
@@ -118,8 +178,7 @@ describeEachEngine('conversions import on the command line', (engine) => {
     fs.writeFileSync(file, text);
     return file;
   };
-  const importFile = (file: string, account: string, input?: Input) =>
-    runCli(['conversions', 'import', file, '--account', account], env, input);
+  const importFile = (file: string, account: string, input?: Input) => runCli(['conversions', 'import', file, '--account', account], env, input);
 
   /** The account's whole listing (one page is enough here), through HTTP with a key of the account. */
   async function listing(account: string, query = '') {
@@ -170,10 +229,17 @@ describeEachEngine('conversions import on the command line', (engine) => {
       const result = await importFile(file, account);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /imported 3 conversions, skipped 0/);
-      assert.deepEqual(result.stderr.split('\n').filter((line) => line.startsWith('warning')), [warning], result.stderr);
+      assert.deepEqual(
+        result.stderr.split('\n').filter((line) => line.startsWith('warning')),
+        [warning],
+        result.stderr,
+      );
       const copied = (await listing(account)).entries;
       assert.deepEqual(copied.map(withoutId), exported.map(withoutId), account);
-      assert.ok(copied.every((entry) => !exported.some((original) => original.id === entry.id)), `${account}: new ids`);
+      assert.ok(
+        copied.every((entry) => !exported.some((original) => original.id === entry.id)),
+        `${account}: new ids`,
+      );
     }
     const again = await importFile(path.join(files, 'rows.ndjson'), 'export-nd');
     assert.doesNotMatch(again.stderr, /warning/, 'rows without an id warn of nothing');
@@ -191,7 +257,8 @@ describeEachEngine('conversions import on the command line', (engine) => {
   });
 
   test('a CSV with a header naming only some fields imports them, the rest reading back null or []', async () => {
-    const text = 'receipt,created_at,cart_integration,mobile,tracking_codes\r\nPART-1,2026-05-01T00:00:00Z,digistore,1,"[""x""]"\r\nPART-2,2026-05-02T00:00:00Z,digistore,0,\r\n';
+    const text =
+      'receipt,created_at,cart_integration,mobile,tracking_codes\r\nPART-1,2026-05-01T00:00:00Z,digistore,1,"[""x""]"\r\nPART-2,2026-05-02T00:00:00Z,digistore,0,\r\n';
     const result = await importFile(write('partial.csv', text), 'partial');
     assert.equal(result.code, 0, result.stderr);
     const { entries } = await listing('partial');
@@ -203,9 +270,17 @@ describeEachEngine('conversions import on the command line', (engine) => {
 
   test('imported array elements are filterable, from NDJSON and from CSV alike', async () => {
     for (const account of ['nd', 'csv']) {
-      assert.deepEqual((await listing(account, 'tracking_codes=b%2Cc')).entries.map((e) => e.receipt), ['IMP-1'], account);
+      assert.deepEqual(
+        (await listing(account, 'tracking_codes=b%2Cc')).entries.map((e) => e.receipt),
+        ['IMP-1'],
+        account,
+      );
       assert.deepEqual((await listing(account, 'tracking_codes=b')).entries, [], account);
-      assert.deepEqual((await listing(account, 'amount=19.99')).entries.map((e) => e.receipt), ['IMP-1'], account);
+      assert.deepEqual(
+        (await listing(account, 'amount=19.99')).entries.map((e) => e.receipt),
+        ['IMP-1'],
+        account,
+      );
     }
   });
 
@@ -234,9 +309,10 @@ describeEachEngine('conversions import on the command line', (engine) => {
     assert.match(result.stdout, /imported 2 conversions, skipped 1/);
     const { entries, totalEntries } = await listing('nd');
     assert.equal(totalEntries, 5);
-    assert.deepEqual(entries.map((e) => `${e.cart_integration}/${e.receipt}`), [
-      'clickbank/IMP-1', 'stickyio/IMP-2', 'svencart/IMP-3', 'buygoods/IMP-4', 'konnektive/IMP-2',
-    ]);
+    assert.deepEqual(
+      entries.map((e) => `${e.cart_integration}/${e.receipt}`),
+      ['clickbank/IMP-1', 'stickyio/IMP-2', 'svencart/IMP-3', 'buygoods/IMP-4', 'konnektive/IMP-2'],
+    );
     // the known row kept its values: a skipped row does not overwrite
     assert.deepEqual(withoutId(entries[0]!), expectedEntry(ROWS[0]!));
   });
@@ -251,7 +327,13 @@ describeEachEngine('conversions import on the command line', (engine) => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /imported 2 conversions, skipped 1/);
     const { entries } = await listing('dups');
-    assert.deepEqual(entries.map((e) => [e.cart_integration, e.receipt, e.amount]), [['clickbank', 'DUP-1', 1], ['stickyio', 'DUP-1', 3]]);
+    assert.deepEqual(
+      entries.map((e) => [e.cart_integration, e.receipt, e.amount]),
+      [
+        ['clickbank', 'DUP-1', 1],
+        ['stickyio', 'DUP-1', 3],
+      ],
+    );
   });
 
   test('an NDJSON file with bad lines changes nothing, names every bad line with its reason on stderr and exits non-zero', async () => {
@@ -267,11 +349,15 @@ describeEachEngine('conversions import on the command line', (engine) => {
       JSON.stringify(conversionRecord({ receipt: 'BAD-4', cart_integration: 'amazon', email: 'not-an-address' })), // 8, two reasons
       JSON.stringify(conversionRecord({ receipt: 'IMP-1', cart_integration: 'clickbank' })), // 9 good, known
     ];
-    const result = await importFile(write('bad.ndjson', lines.join('\n') + '\n'), 'nd');
+    const result = await importFile(write('bad.ndjson', `${lines.join('\n')}\n`), 'nd');
     assert.notEqual(result.code, 0);
     const named = [...result.stderr.matchAll(/^line (\d+):/gm)].map((match) => Number(match[1]));
     assert.deepEqual([...new Set(named)], [2, 4, 6, 7, 8], result.stderr);
-    const reasons = (line: number) => result.stderr.split('\n').filter((text) => text.startsWith(`line ${line}:`)).join('\n');
+    const reasons = (line: number) =>
+      result.stderr
+        .split('\n')
+        .filter((text) => text.startsWith(`line ${line}:`))
+        .join('\n');
     assert.match(reasons(2), /JSON/);
     assert.match(reasons(4), /currency/);
     assert.match(reasons(6), /receipt/);
@@ -285,7 +371,7 @@ describeEachEngine('conversions import on the command line', (engine) => {
 
   test('a CSV file with bad rows changes nothing and names every bad line, counting the header as line 1', async () => {
     const header = 'created_at,cart_integration,receipt,email,page_version,mobile,products';
-    const text = [
+    const text = `${[
       header,
       '2026-03-01T00:00:00Z,clickbank,CSV-OK-1,a@example.com,a,t,', // line 2 good
       '2026-03-01T00:00:00Z,clickbank,CSV-BAD-1,not-an-address,a,t,', // line 3 bad email
@@ -293,7 +379,7 @@ describeEachEngine('conversions import on the command line', (engine) => {
       '2026-03-01T00:00:00Z,clickbank,CSV-BAD-2,c@example.com,A,yes,', // line 5 bad page_version and mobile
       '2026-03-01T00:00:00Z,clickbank,CSV-BAD-3,d@example.com,c,f,"[{""sku"":1}"', // line 6 products not JSON
       'yesterday,clickbank,CSV-BAD-4,e@example.com,d,f,', // line 7 bad created_at
-    ].join('\n') + '\n';
+    ].join('\n')}\n`;
     const before = await listing('csv');
     const result = await importFile(write('bad.csv', text), 'csv');
     assert.notEqual(result.code, 0);
@@ -315,7 +401,10 @@ describeEachEngine('conversions import on the command line', (engine) => {
     const result = await importFile(write('many-bad.ndjson', toNdjson(rows)), 'many');
     assert.equal(result.code, 1, result.stdout);
     // A slow machine may take long enough for a progress line.
-    const printed = result.stderr.trimEnd().split('\n').filter((line) => !line.startsWith('reading: '));
+    const printed = result.stderr
+      .trimEnd()
+      .split('\n')
+      .filter((line) => !line.startsWith('reading: '));
     const currency = 'currency must be three upper-case letters such as USD';
     const country = 'country must be two upper-case letters such as US';
     assert.deepEqual(printed, [
@@ -361,7 +450,10 @@ describeEachEngine('conversions import on the command line', (engine) => {
     const result = await importFile('-', 'stdin', toNdjson(rows));
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /imported 2 conversions, skipped 0/);
-    assert.deepEqual((await listing('stdin')).entries.map((e) => e.receipt), ['STDIN-1', 'STDIN-2']);
+    assert.deepEqual(
+      (await listing('stdin')).entries.map((e) => e.receipt),
+      ['STDIN-1', 'STDIN-2'],
+    );
   });
 });
 
@@ -452,7 +544,11 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
   { says: 'tracking_codes are strings', record: conversionRecord({ tracking_codes: [1] }), names: /tracking_codes/ },
   { says: 'text is at most 2,048 bytes of UTF-8, here 683 characters', record: conversionRecord({ utm_campaign: variedText(683, 3) }), names: /utm_campaign/ },
   { says: 'at most 100 tracking codes', record: conversionRecord({ tracking_codes: Array.from({ length: 101 }, (_, i) => `t${i}`) }), names: /tracking_codes/ },
-  { says: 'at most 100 products', record: conversionRecord({ products: Array.from({ length: 101 }, () => ({ sku: 'S', price: 1, qty: 1 })) }), names: /products/ },
+  {
+    says: 'at most 100 products',
+    record: conversionRecord({ products: Array.from({ length: 101 }, () => ({ sku: 'S', price: 1, qty: 1 })) }),
+    names: /products/,
+  },
   { says: 'at most 100 affiliate payouts', record: conversionRecord({ affiliate_payouts: Array(101).fill(1) }), names: /affiliate_payouts/ },
   { says: 'a product sku is at most 2,048 characters', record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }), names: /sku/ },
   { says: 'text without the NUL character (PostgreSQL cannot hold it)', record: conversionRecord({ utm_source: 'a\u0000b' }), names: /utm_source/ },
@@ -468,9 +564,28 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
 ];
 
 const FREE_TEXT_FIELDS = [
-  'receipt', 'original_receipt', 'user_id', 'upsell_flow_id', 'upsell_session', 'upsell_path', 'upsell_group', 'affiliate',
-  'vendor', 'role', 'referrer', 'referrer_name', 'referrer_medium', 'joint_venture_order', 'hostname', 'utm_source',
-  'utm_medium', 'utm_campaign', 'utm_content', 'first_name', 'last_name', 'zip_code',
+  'receipt',
+  'original_receipt',
+  'user_id',
+  'upsell_flow_id',
+  'upsell_session',
+  'upsell_path',
+  'upsell_group',
+  'affiliate',
+  'vendor',
+  'role',
+  'referrer',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
 ];
 
 /** Edge values the rules allow. */
@@ -499,7 +614,7 @@ const VALID: { says: string; record: Record<string, unknown> }[] = [
   },
 ];
 
-const ndjsonSource = (lines: string[]) => readRecords(Readable.from([lines.join('\n') + '\n']), 'ndjson');
+const ndjsonSource = (lines: string[]) => readRecords(Readable.from([`${lines.join('\n')}\n`]), 'ndjson');
 
 describeEachEngine('conversions import validation: every row checked, and a file with a bad row imports nothing', (engine) => {
   let ctx: TestContext;
@@ -514,7 +629,7 @@ describeEachEngine('conversions import validation: every row checked, and a file
   /** Imports the lines; returns the problems and whether the import was rejected. */
   async function run(lines: string[], format: ImportFormat = 'ndjson', intoAccount = accountId) {
     const problems: LineProblem[] = [];
-    const source = format === 'ndjson' ? ndjsonSource(lines) : readRecords(Readable.from([lines.join('\n') + '\n']), 'csv');
+    const source = format === 'ndjson' ? ndjsonSource(lines) : readRecords(Readable.from([`${lines.join('\n')}\n`]), 'csv');
     try {
       const result = await importConversions(ctx.database, intoAccount, source, { onProblem: (p) => problems.push(p) });
       return { problems, result, error: undefined };
@@ -532,11 +647,7 @@ describeEachEngine('conversions import validation: every row checked, and a file
   for (const { says, record, names } of INVALID) {
     test(`rejected: ${says}; the whole file is refused and the bad line named`, async () => {
       const before = await total();
-      const { problems, error } = await run([
-        JSON.stringify(conversionRecord()),
-        JSON.stringify(record),
-        JSON.stringify(conversionRecord()),
-      ]);
+      const { problems, error } = await run([JSON.stringify(conversionRecord()), JSON.stringify(record), JSON.stringify(conversionRecord())]);
       assert.ok(error instanceof ImportRejected, `rejected: ${error}`);
       assert.ok(problems.length > 0);
       assert.deepEqual([...new Set(problems.map((p) => p.line))], [2]);
@@ -581,12 +692,15 @@ describeEachEngine('conversions import validation: every row checked, and a file
 
   test('a batch the database refuses fails the import with its error while later batches are read, and nothing is kept', async () => {
     // A trigger refuses one row of the first batch while the next ones are read.
-    const refuse = (ctx.database.engine === 'sqlite'
-      ? [sql`create trigger conv.refuse_test before insert on conversions when new.receipt = 'REFUSE-ME' begin select raise(abort, 'refused by the test'); end`]
-      : [
-          sql`create function refuse_test() returns trigger language plpgsql as $$ begin if new.receipt = 'REFUSE-ME' then raise exception 'refused by the test'; end if; return new; end $$`,
-          sql`create trigger refuse_test before insert on conversions for each row execute function refuse_test()`,
-        ]);
+    const refuse =
+      ctx.database.engine === 'sqlite'
+        ? [
+            sql`create trigger conv.refuse_test before insert on conversions when new.receipt = 'REFUSE-ME' begin select raise(abort, 'refused by the test'); end`,
+          ]
+        : [
+            sql`create function refuse_test() returns trigger language plpgsql as $$ begin if new.receipt = 'REFUSE-ME' then raise exception 'refused by the test'; end if; return new; end $$`,
+            sql`create trigger refuse_test before insert on conversions for each row execute function refuse_test()`,
+          ];
     for (const statement of refuse) await statement.execute(ctx.database.db);
     try {
       const before = await total();
@@ -605,7 +719,11 @@ describeEachEngine('conversions import validation: every row checked, and a file
     const missingAccount = accountId + 1000;
     const { error } = await run([JSON.stringify(conversionRecord())], 'ndjson', missingAccount);
     assert.match(String(error), new RegExp(`there is no account ${missingAccount}`));
-    const kept = await ctx.database.db.selectFrom('conversions').where('account_id', '=', missingAccount).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const kept = await ctx.database.db
+      .selectFrom('conversions')
+      .where('account_id', '=', missingAccount)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(kept.n), 0);
   });
 
@@ -614,7 +732,10 @@ describeEachEngine('conversions import validation: every row checked, and a file
     const good = Array.from({ length: 300 }, () => JSON.stringify(conversionRecord()));
     const { problems, error } = await run([...good, JSON.stringify(conversionRecord({ cart_integration: 'amazon' }))]);
     assert.ok(error instanceof ImportRejected);
-    assert.deepEqual(problems.map((p) => p.line), [301]);
+    assert.deepEqual(
+      problems.map((p) => p.line),
+      [301],
+    );
     assert.equal(await total(), before);
   });
 
@@ -639,7 +760,10 @@ describeEachEngine('conversions import validation: every row checked, and a file
   test('CSV: an array cell that is not JSON is a bad line', async () => {
     const { error, problems } = await run(['created_at,cart_integration,receipt,tracking_codes', '2026-06-03T00:00:00Z,clickbank,TC-1,a;b'], 'csv');
     assert.ok(error instanceof ImportRejected);
-    assert.deepEqual(problems.map((p) => p.line), [2]);
+    assert.deepEqual(
+      problems.map((p) => p.line),
+      [2],
+    );
     assert.match(problems[0]!.reason, /tracking_codes/);
   });
 });

@@ -59,7 +59,11 @@ describeEachEngine('list counts and pages stay exact', (engine) => {
   const filters = [
     { query: 'amount.gte=5', why: 'matches nearly every row (pages walk the rows in id order)', keep: (_: Page['entries'][number]) => true },
     { query: 'amount=500', why: 'matches a tenth of the rows', keep: (row: Page['entries'][number]) => row.amount === 500 },
-    { query: 'cart_integration.in=clickbank,buygoods', why: 'matches two thirds', keep: (row: Page['entries'][number]) => row.cart_integration !== 'digistore' },
+    {
+      query: 'cart_integration.in=clickbank,buygoods',
+      why: 'matches two thirds',
+      keep: (row: Page['entries'][number]) => row.cart_integration !== 'digistore',
+    },
     { query: 'user_id=u7', why: 'matches a few rows (pages read the index)', keep: (row: Page['entries'][number]) => row.user_id === 'u7' },
     {
       query: 'cart_integration.in=clickbank,buygoods&amount.gte=5',
@@ -110,7 +114,10 @@ describeEachEngine('list counts and pages stay exact', (engine) => {
     );
     assert.deepEqual(
       after.entries.map((entry) => entry.id),
-      rows.filter((row) => row.amount === 500).slice(100, 200).map((entry) => entry.id),
+      rows
+        .filter((row) => row.amount === 500)
+        .slice(100, 200)
+        .map((entry) => entry.id),
     );
   });
 
@@ -127,7 +134,11 @@ describeEachEngine('list counts and pages stay exact', (engine) => {
     const dense = await accountWithKey(ctx.accounts, 'walk-dense');
     const sparse = await accountWithKey(ctx.accounts, 'walk-sparse');
     const neighbour = await accountWithKey(ctx.accounts, 'walk-neighbour');
-    const imported = new Map<number, string[]>([[dense.accountId, []], [sparse.accountId, []], [neighbour.accountId, []]]);
+    const imported = new Map<number, string[]>([
+      [dense.accountId, []],
+      [sparse.accountId, []],
+      [neighbour.accountId, []],
+    ]);
     const add = async (accountId: number, tag: string, count: number) => {
       const batch = records(count, tag);
       await insertConversions(ctx.database, accountId, batch);

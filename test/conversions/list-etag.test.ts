@@ -67,7 +67,11 @@ describeEachEngine('list ETags and 304s', (engine) => {
     const list = () => get('/api/v1/assets?folder=tagged');
     const before = await list();
     assert.equal((await get('/api/v1/assets?folder=tagged', { 'if-none-match': before.headers.etag as string })).statusCode, 304);
-    const elsewhere = await buildApp({ config: testConfig(ctx.database, { publicUrl: 'https://assets.example.com' }), database: ctx.database, blobs: ctx.blobs });
+    const elsewhere = await buildApp({
+      config: testConfig(ctx.database, { publicUrl: 'https://assets.example.com' }),
+      database: ctx.database,
+      blobs: ctx.blobs,
+    });
     try {
       const seenElsewhere = await elsewhere.inject({ url: '/api/v1/assets?folder=tagged', headers: { 'x-api-key': apiKey } });
       assert.equal(seenElsewhere.statusCode, 200, seenElsewhere.body);

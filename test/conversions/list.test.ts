@@ -14,21 +14,80 @@ import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /** The fields of a conversion entry (docs/api.md, "Conversions"); the buyer's country is `country`. */
 const ENTRY_FIELDS = [
-  'id', 'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
-  'shipping_amount', 'products', 'email', 'user_id', 'page_id', 'page_version', 'upsell_flow_id',
-  'upsell_session', 'upsell_path', 'upsell_group', 'upsell_step', 'country', 'mobile', 'affiliate',
-  'vendor', 'role', 'tracking_codes', 'referrer', 'referrer_name', 'referrer_medium',
-  'joint_venture_order', 'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign',
-  'utm_content', 'first_name', 'last_name', 'zip_code', 'payment_method', 'affiliate_payouts',
+  'id',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'products',
+  'email',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_flow_id',
+  'upsell_session',
+  'upsell_path',
+  'upsell_group',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'role',
+  'tracking_codes',
+  'referrer',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
+  'affiliate_payouts',
 ].sort();
 
 /** Interface 4.2's filterable columns of conversions, with `country` for "the service". */
 const FILTERABLE = [
-  'id', 'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
-  'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',
-  'mobile', 'affiliate', 'vendor', 'tracking_codes', 'referrer_name', 'referrer_medium',
-  'joint_venture_order', 'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign',
-  'utm_content', 'first_name', 'last_name', 'zip_code', 'payment_method',
+  'id',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_path',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'tracking_codes',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
 ];
 
 /**
@@ -45,45 +104,135 @@ const FILTERABLE = [
  * | H   | 2025-12-31T12:00:00Z | svencart   | H       | only the three required fields: everything else null or []                                           |
  */
 const RECORD_A = conversionRecord({
-  created_at: '2026-03-01T00:00:00Z', cart_integration: 'clickbank', receipt: 'A', original_receipt: 'A0',
-  amount: 19.99, tax_amount: 1.5, shipping_amount: 4.95, page_id: 1001, upsell_step: 0, country: 'US', mobile: true,
-  tracking_codes: ['fb-spring', 'google'], utm_campaign: 'spring,sale', payment_method: 'creditcard', user_id: 'u1',
-  first_name: 'Ada', currency: 'USD', page_version: 'b', joint_venture_order: 'JV-7',
-  products: [{ sku: 'SKU-1', price: 19.99, qty: 1 }, { sku: 'GIFT', price: 0, qty: 0 }],
+  created_at: '2026-03-01T00:00:00Z',
+  cart_integration: 'clickbank',
+  receipt: 'A',
+  original_receipt: 'A0',
+  amount: 19.99,
+  tax_amount: 1.5,
+  shipping_amount: 4.95,
+  page_id: 1001,
+  upsell_step: 0,
+  country: 'US',
+  mobile: true,
+  tracking_codes: ['fb-spring', 'google'],
+  utm_campaign: 'spring,sale',
+  payment_method: 'creditcard',
+  user_id: 'u1',
+  first_name: 'Ada',
+  currency: 'USD',
+  page_version: 'b',
+  joint_venture_order: 'JV-7',
+  products: [
+    { sku: 'SKU-1', price: 19.99, qty: 1 },
+    { sku: 'GIFT', price: 0, qty: 0 },
+  ],
   affiliate_payouts: [1.25, 0.1, 3],
 });
 const RECORDS = [
   RECORD_A,
   conversionRecord({
-    created_at: '2026-03-01T23:59:59Z', cart_integration: 'stickyio', receipt: 'B', amount: 5, tax_amount: 0.5, page_id: 1002,
-    upsell_step: 1, country: 'DE', mobile: false, tracking_codes: ['fb'], utm_campaign: 'launch', payment_method: 'paypal',
-    user_id: '', first_name: 'Bob', currency: 'EUR',
+    created_at: '2026-03-01T23:59:59Z',
+    cart_integration: 'stickyio',
+    receipt: 'B',
+    amount: 5,
+    tax_amount: 0.5,
+    page_id: 1002,
+    upsell_step: 1,
+    country: 'DE',
+    mobile: false,
+    tracking_codes: ['fb'],
+    utm_campaign: 'launch',
+    payment_method: 'paypal',
+    user_id: '',
+    first_name: 'Bob',
+    currency: 'EUR',
   }),
   conversionRecord({
-    created_at: '2026-03-02T00:00:00Z', cart_integration: 'clickbank', receipt: 'C', amount: 100, tax_amount: null, page_id: null,
-    upsell_step: 2.5, country: null, mobile: null, tracking_codes: [], utm_campaign: null, payment_method: null, user_id: null,
-    first_name: 'Zoë', currency: null,
+    created_at: '2026-03-02T00:00:00Z',
+    cart_integration: 'clickbank',
+    receipt: 'C',
+    amount: 100,
+    tax_amount: null,
+    page_id: null,
+    upsell_step: 2.5,
+    country: null,
+    mobile: null,
+    tracking_codes: [],
+    utm_campaign: null,
+    payment_method: null,
+    user_id: null,
+    first_name: 'Zoë',
+    currency: null,
   }),
   conversionRecord({
-    created_at: '2026-02-28T23:59:59Z', cart_integration: 'konnektive', receipt: 'D', amount: 19.98, tax_amount: 1.5, page_id: -5,
-    upsell_step: 1, country: 'FR', mobile: false, tracking_codes: ['spring-fb', 'x,y'], utm_campaign: 'say "hi"',
-    payment_method: 'creditcard', user_id: 'u2', first_name: 'Dan', currency: 'EUR',
+    created_at: '2026-02-28T23:59:59Z',
+    cart_integration: 'konnektive',
+    receipt: 'D',
+    amount: 19.98,
+    tax_amount: 1.5,
+    page_id: -5,
+    upsell_step: 1,
+    country: 'FR',
+    mobile: false,
+    tracking_codes: ['spring-fb', 'x,y'],
+    utm_campaign: 'say "hi"',
+    payment_method: 'creditcard',
+    user_id: 'u2',
+    first_name: 'Dan',
+    currency: 'EUR',
   }),
   conversionRecord({
     // an offset and a fraction: stored as the UTC second 2026-03-15T10:30:00Z
-    created_at: '2026-03-15T11:30:00.750+01:00', cart_integration: 'buygoods', receipt: 'E,1', amount: 0, tax_amount: 0, page_id: 1001,
-    upsell_step: 0, country: 'US', mobile: true, tracking_codes: ['google', 'fb'], utm_campaign: 'spring',
-    payment_method: 'creditcard', user_id: 'u1', first_name: 'Eve', currency: 'USD',
+    created_at: '2026-03-15T11:30:00.750+01:00',
+    cart_integration: 'buygoods',
+    receipt: 'E,1',
+    amount: 0,
+    tax_amount: 0,
+    page_id: 1001,
+    upsell_step: 0,
+    country: 'US',
+    mobile: true,
+    tracking_codes: ['google', 'fb'],
+    utm_campaign: 'spring',
+    payment_method: 'creditcard',
+    user_id: 'u1',
+    first_name: 'Eve',
+    currency: 'USD',
   }),
   conversionRecord({
-    created_at: '2026-03-31T23:59:59Z', cart_integration: 'digistore', receipt: 'F', amount: -3, tax_amount: 0, page_id: 2000,
-    upsell_step: 0, country: 'GB', mobile: true, tracking_codes: [], utm_campaign: 'Spring', payment_method: 'creditcard',
-    user_id: 'u3', first_name: 'ada', currency: 'GBP',
+    created_at: '2026-03-31T23:59:59Z',
+    cart_integration: 'digistore',
+    receipt: 'F',
+    amount: -3,
+    tax_amount: 0,
+    page_id: 2000,
+    upsell_step: 0,
+    country: 'GB',
+    mobile: true,
+    tracking_codes: [],
+    utm_campaign: 'Spring',
+    payment_method: 'creditcard',
+    user_id: 'u3',
+    first_name: 'ada',
+    currency: 'GBP',
   }),
   conversionRecord({
-    created_at: '2026-04-01T00:00:00Z', cart_integration: 'svencart', receipt: 'G', amount: 1000.5, tax_amount: 1.5, page_id: 3000,
-    upsell_step: 0, country: 'US', mobile: false, tracking_codes: [], utm_campaign: 'launch', payment_method: 'paypal',
-    user_id: 'u3', first_name: 'Gus', currency: 'USD',
+    created_at: '2026-04-01T00:00:00Z',
+    cart_integration: 'svencart',
+    receipt: 'G',
+    amount: 1000.5,
+    tax_amount: 1.5,
+    page_id: 3000,
+    upsell_step: 0,
+    country: 'US',
+    mobile: false,
+    tracking_codes: [],
+    utm_campaign: 'launch',
+    payment_method: 'paypal',
+    user_id: 'u3',
+    first_name: 'Gus',
+    currency: 'USD',
   }),
   { created_at: '2025-12-31T12:00:00Z', cart_integration: 'svencart', receipt: 'H' },
 ];
@@ -94,9 +243,33 @@ const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'];
  * other values, and values that the main account's filters below would match.
  */
 const OTHER_RECORDS = [
-  conversionRecord({ created_at: '2026-03-01T00:00:00Z', cart_integration: 'clickbank', receipt: 'A', amount: 7, country: 'US', mobile: true, tracking_codes: ['fb', 'google'] }),
-  conversionRecord({ created_at: '2026-03-01T12:00:00Z', cart_integration: 'stickyio', receipt: 'B', amount: 19.99, country: 'DE', mobile: false, tracking_codes: ['fb'] }),
-  conversionRecord({ created_at: '2026-03-15T10:30:00Z', cart_integration: 'buygoods', receipt: 'O1', amount: 19.99, country: 'US', mobile: true, tracking_codes: ['google'] }),
+  conversionRecord({
+    created_at: '2026-03-01T00:00:00Z',
+    cart_integration: 'clickbank',
+    receipt: 'A',
+    amount: 7,
+    country: 'US',
+    mobile: true,
+    tracking_codes: ['fb', 'google'],
+  }),
+  conversionRecord({
+    created_at: '2026-03-01T12:00:00Z',
+    cart_integration: 'stickyio',
+    receipt: 'B',
+    amount: 19.99,
+    country: 'DE',
+    mobile: false,
+    tracking_codes: ['fb'],
+  }),
+  conversionRecord({
+    created_at: '2026-03-15T10:30:00Z',
+    cart_integration: 'buygoods',
+    receipt: 'O1',
+    amount: 19.99,
+    country: 'US',
+    mobile: true,
+    tracking_codes: ['google'],
+  }),
 ];
 
 type Params = [string, string][];
@@ -123,7 +296,14 @@ const FILTER_CASES: FilterCase[] = [
   { says: 'equality matches the whole value, not a prefix', params: [['utm_campaign', 'spring']], expected: ['E'] },
   { says: 'an empty value matches the empty string and not null', params: [['user_id', '']], expected: ['B'] },
   { says: 'non-ASCII text matches exactly', params: [['first_name', 'Zoë']], expected: ['C'] },
-  { says: 'string equality on original_receipt and joint_venture_order', params: [['original_receipt', 'A0'], ['joint_venture_order', 'JV-7']], expected: ['A'] },
+  {
+    says: 'string equality on original_receipt and joint_venture_order',
+    params: [
+      ['original_receipt', 'A0'],
+      ['joint_venture_order', 'JV-7'],
+    ],
+    expected: ['A'],
+  },
   // string .in with CSV quoting
   { says: 'string in', params: [['country.in', 'DE,FR']], expected: ['B', 'D'] },
   { says: 'string in with one value', params: [['country.in', 'US']], expected: ['A', 'E', 'G'] },
@@ -185,10 +365,21 @@ const FILTER_CASES: FilterCase[] = [
   { says: 'date lte means up to the end of the day', params: [['created_at.lte', '2026-03-01']], expected: ['A', 'B', 'D', 'H'] },
   { says: 'instant gt excludes that second', params: [['created_at.gt', '2026-03-01T00:00:00Z']], expected: ['B', 'C', 'E', 'F', 'G'] },
   { says: 'instant lte includes that second', params: [['created_at.lte', '2026-03-01T23:59:59Z']], expected: ['A', 'B', 'D', 'H'] },
-  { says: 'date between spans start of the first to end of the last day', params: [['created_at.between', '2026-03-01,2026-03-31']], expected: ['A', 'B', 'C', 'E', 'F'] },
+  {
+    says: 'date between spans start of the first to end of the last day',
+    params: [['created_at.between', '2026-03-01,2026-03-31']],
+    expected: ['A', 'B', 'C', 'E', 'F'],
+  },
   { says: 'instant between is inclusive', params: [['created_at.between', '2026-03-01T00:00:00Z,2026-03-02T00:00:00Z']], expected: ['A', 'B', 'C'] },
   { says: 'date between with a > b matches nothing', params: [['created_at.between', '2026-03-31,2026-03-01']], expected: [] },
-  { says: 'a month as a gte/lt range', params: [['created_at.gte', '2026-03-01'], ['created_at.lt', '2026-04-01']], expected: ['A', 'B', 'C', 'E', 'F'] },
+  {
+    says: 'a month as a gte/lt range',
+    params: [
+      ['created_at.gte', '2026-03-01'],
+      ['created_at.lt', '2026-04-01'],
+    ],
+    expected: ['A', 'B', 'C', 'E', 'F'],
+  },
   { says: 'dates in in stand for their whole day', params: [['created_at.in', '2026-03-01,2026-04-01']], expected: ['A', 'B', 'G'] },
   { says: 'a date and an instant mixed in one in', params: [['created_at.in', '2026-03-01,2026-03-15T10:30:00Z']], expected: ['A', 'B', 'E'] },
   { says: 'instants in in match to the second', params: [['created_at.in', '2026-03-02T00:00:00Z,2026-03-15T10:30:00Z']], expected: ['C', 'E'] },
@@ -210,12 +401,56 @@ const FILTER_CASES: FilterCase[] = [
   { says: 'gte the empty string matches every non-null string', params: [['utm_campaign.gte', '']], expected: ['A', 'B', 'D', 'E', 'F', 'G'] },
   { says: 'between never matches null', params: [['upsell_step.between', '-100,100']], expected: ['A', 'B', 'C', 'D', 'E', 'F', 'G'] },
   // several filters: AND
-  { says: 'two filters combine with AND', params: [['country', 'US'], ['mobile', 't']], expected: ['A', 'E'] },
-  { says: 'three filters combine with AND', params: [['country', 'US'], ['mobile', 't'], ['amount.gt', '10']], expected: ['A'] },
-  { says: 'a date and an array element combine with AND', params: [['created_at', '2026-03-01'], ['tracking_codes', 'google']], expected: ['A'] },
-  { says: 'two filters on one array column both hold', params: [['tracking_codes', 'fb'], ['tracking_codes.in', 'google']], expected: ['E'] },
-  { says: 'in and a comparison combine with AND', params: [['country.in', 'US,DE'], ['amount.lt', '10']], expected: ['B', 'E'] },
-  { says: 'contradictory filters match nothing', params: [['country', 'US'], ['payment_method', 'paypal'], ['mobile', 't']], expected: [] },
+  {
+    says: 'two filters combine with AND',
+    params: [
+      ['country', 'US'],
+      ['mobile', 't'],
+    ],
+    expected: ['A', 'E'],
+  },
+  {
+    says: 'three filters combine with AND',
+    params: [
+      ['country', 'US'],
+      ['mobile', 't'],
+      ['amount.gt', '10'],
+    ],
+    expected: ['A'],
+  },
+  {
+    says: 'a date and an array element combine with AND',
+    params: [
+      ['created_at', '2026-03-01'],
+      ['tracking_codes', 'google'],
+    ],
+    expected: ['A'],
+  },
+  {
+    says: 'two filters on one array column both hold',
+    params: [
+      ['tracking_codes', 'fb'],
+      ['tracking_codes.in', 'google'],
+    ],
+    expected: ['E'],
+  },
+  {
+    says: 'in and a comparison combine with AND',
+    params: [
+      ['country.in', 'US,DE'],
+      ['amount.lt', '10'],
+    ],
+    expected: ['B', 'E'],
+  },
+  {
+    says: 'contradictory filters match nothing',
+    params: [
+      ['country', 'US'],
+      ['payment_method', 'paypal'],
+      ['mobile', 't'],
+    ],
+    expected: [],
+  },
 ];
 
 interface BadCase {
@@ -402,7 +637,12 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     for (const column of FILTERABLE.filter((name) => name !== 'mobile')) {
       const raw = column === 'tracking_codes' ? a.tracking_codes[0] : a[column];
       const value = String(raw).includes(',') ? `"${String(raw).replaceAll('"', '""')}"` : String(raw);
-      for (const [modifier, text] of [['gte', String(raw)], ['lte', String(raw)], ['between', `${value},${value}`], ['in', value]]) {
+      for (const [modifier, text] of [
+        ['gte', String(raw)],
+        ['lte', String(raw)],
+        ['between', `${value},${value}`],
+        ['in', value],
+      ]) {
         const body = await list(qs([[`${column}.${modifier}`, text!]]));
         assert.ok(receiptsOf(body).includes('A'), `${column}.${modifier}=${text} finds A`);
       }
@@ -450,20 +690,35 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     assert.equal(body.totalEntries, 205);
     assert.equal(body.totalPages, 3);
     assert.equal(body.entries.length, 100);
-    assert.deepEqual(receiptsOf(body), Array.from({ length: 100 }, (_, i) => `P-${String(i).padStart(3, '0')}`));
+    assert.deepEqual(
+      receiptsOf(body),
+      Array.from({ length: 100 }, (_, i) => `P-${String(i).padStart(3, '0')}`),
+    );
     assert.deepEqual(await list('page=1', pagerKey), body);
   });
 
   test('pages hold 100 entries in ascending id order, the last one the rest, with no overlap', async () => {
     const pages = [await list('page=1', pagerKey), await list('page=2', pagerKey), await list('page=3', pagerKey)];
-    assert.deepEqual(pages.map((p) => p.entries.length), [100, 100, 5]);
-    assert.deepEqual(pages.map((p) => p.page), [1, 2, 3]);
+    assert.deepEqual(
+      pages.map((p) => p.entries.length),
+      [100, 100, 5],
+    );
+    assert.deepEqual(
+      pages.map((p) => p.page),
+      [1, 2, 3],
+    );
     for (const p of pages) assert.deepEqual([p.totalEntries, p.totalPages], [205, 3]);
     const all = pages.flatMap((p) => p.entries);
     const allIds = all.map((entry: { id: number }) => entry.id);
-    assert.deepEqual(allIds, [...allIds].sort((x, y) => x - y));
+    assert.deepEqual(
+      allIds,
+      [...allIds].sort((x, y) => x - y),
+    );
     assert.equal(new Set(allIds).size, 205);
-    assert.deepEqual(all.map((entry: { receipt: string }) => entry.receipt), Array.from({ length: 205 }, (_, i) => `P-${String(i).padStart(3, '0')}`));
+    assert.deepEqual(
+      all.map((entry: { receipt: string }) => entry.receipt),
+      Array.from({ length: 205 }, (_, i) => `P-${String(i).padStart(3, '0')}`),
+    );
   });
 
   test('a page past the end is 200 with no entries and the true totals', async () => {
@@ -531,7 +786,7 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     for (const entry of mine.entries) assert.ok(!theirIds.has(entry.id));
   });
 
-  test('the same receipt in two accounts is served with each account\'s own values', async () => {
+  test("the same receipt in two accounts is served with each account's own values", async () => {
     const mine = await list('receipt=A');
     const theirs = await list('receipt=A', otherKey);
     assert.equal(mine.entries[0].amount, 19.99);
@@ -539,7 +794,7 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     assert.notEqual(mine.entries[0].id, theirs.entries[0].id);
   });
 
-  test('filters match only the account\'s own rows', async () => {
+  test("filters match only the account's own rows", async () => {
     const cases: [string, string[], string[]][] = [
       // query, main's receipts, other's receipts
       ['amount=19.99', ['A'], ['B', 'O1']],
@@ -561,20 +816,20 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     }
   });
 
-  test('another account\'s id is not found by an id filter', async () => {
+  test("another account's id is not found by an id filter", async () => {
     const theirs = await list('receipt=O1', otherKey);
     const body = await list(`id=${theirs.entries[0].id}`);
     assert.deepEqual(body, { entries: [], totalEntries: 0, page: 1, totalPages: 0 });
   });
 
-  test('a page past the end of one account reports that account\'s totals only', async () => {
+  test("a page past the end of one account reports that account's totals only", async () => {
     assert.deepEqual(await list('page=2', otherKey), { entries: [], totalEntries: 3, page: 2, totalPages: 1 });
     assert.deepEqual(await list('page=2'), { entries: [], totalEntries: 8, page: 2, totalPages: 1 });
   });
 
   // ---- the entry ----
 
-  test('an entry has exactly the documented fields of a conversion, the buyer\'s country as country', async () => {
+  test("an entry has exactly the documented fields of a conversion, the buyer's country as country", async () => {
     for (const entry of (await list('')).entries) {
       assert.deepEqual(Object.keys(entry).sort(), ENTRY_FIELDS, entry.receipt);
     }
@@ -586,7 +841,10 @@ describeEachEngine('GET /api/v1/conversions', (engine) => {
     assert.equal(typeof entry.amount, 'number');
     assert.equal(typeof entry.page_id, 'number');
     assert.equal(typeof entry.mobile, 'boolean');
-    assert.deepEqual(entry.products, [{ sku: 'SKU-1', price: 19.99, qty: 1 }, { sku: 'GIFT', price: 0, qty: 0 }]);
+    assert.deepEqual(entry.products, [
+      { sku: 'SKU-1', price: 19.99, qty: 1 },
+      { sku: 'GIFT', price: 0, qty: 0 },
+    ]);
     assert.deepEqual(entry.affiliate_payouts, [1.25, 0.1, 3]);
     assert.deepEqual(entry.tracking_codes, ['fb-spring', 'google']);
     assert.equal(entry.country, 'US');

@@ -39,9 +39,23 @@ const PROBLEMS: { record: unknown; says: string[] }[] = [
     record: conversionRecord({ products }),
     says: ['products must be a JSON array of at most 100 products such as [{"sku":"SKU-1","price":19.99,"qty":1}]'],
   })),
-  { record: conversionRecord({ products: ['SKU-1'] }), says: ['products[0] must be an object of sku, price and qty such as {"sku":"SKU-1","price":19.99,"qty":1}'] },
-  { record: conversionRecord({ products: [{ sku: 'S', price: 1, qty: 1 }, { price: 1, qty: 1 }] }), says: ['products[1].sku is required'] },
-  { record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }), says: ['products[0].sku must be a string of at most 2048 characters'] },
+  {
+    record: conversionRecord({ products: ['SKU-1'] }),
+    says: ['products[0] must be an object of sku, price and qty such as {"sku":"SKU-1","price":19.99,"qty":1}'],
+  },
+  {
+    record: conversionRecord({
+      products: [
+        { sku: 'S', price: 1, qty: 1 },
+        { price: 1, qty: 1 },
+      ],
+    }),
+    says: ['products[1].sku is required'],
+  },
+  {
+    record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }),
+    says: ['products[0].sku must be a string of at most 2048 characters'],
+  },
   { record: conversionRecord({ products: [{ sku: 'S', price: '1.00', qty: 1 }] }), says: ['products[0].price must be a number such as 19.99'] },
   ...[-1, 1.5].map((qty) => ({
     record: conversionRecord({ products: [{ sku: 'S', price: 1, qty }] }),

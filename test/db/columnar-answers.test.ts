@@ -9,7 +9,13 @@ describe('AppendOnlyAnswers', () => {
   /** A count of rows above an id that records what it was asked. */
   const counter = (answer: number) => {
     const asked: number[] = [];
-    return { asked, countAbove: async (above: number) => (asked.push(above), answer) };
+    return {
+      asked,
+      countAbove: async (above: number) => {
+        asked.push(above);
+        return answer;
+      },
+    };
   };
 
   test('a count is topped up by the rows above the id it was counted to, and kept for the new id', async () => {

@@ -23,13 +23,19 @@ const QUESTIONS: { query: string; matches: (record: Conversion) => boolean }[] =
     matches: (r) => (r.cart_integration === 'clickbank' || r.cart_integration === 'buygoods') && r.amount >= 30,
   },
   { query: 'utm_source=google&mobile=true', matches: (r) => r.utm_source === 'google' && r.mobile === true },
-  { query: 'tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2,tc-3', matches: (r) => r.tracking_codes.includes('tc-facebook') && r.tracking_codes.some((c: string) => ['tc-1', 'tc-2', 'tc-3'].includes(c)) },
+  {
+    query: 'tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2,tc-3',
+    matches: (r) => r.tracking_codes.includes('tc-facebook') && r.tracking_codes.some((c: string) => ['tc-1', 'tc-2', 'tc-3'].includes(c)),
+  },
 ];
 
 const records = (count: number, seed: number): Conversion[] => [...syntheticConversions(count, { random: seededRandom(seed) })];
 
 /** Every page of a question: the total it reports, and the receipts in the order listed. */
-async function everyPage(get: (url: string) => Promise<{ statusCode: number; body: string; json(): any }>, query: string): Promise<{ total: number; receipts: string[] }> {
+async function everyPage(
+  get: (url: string) => Promise<{ statusCode: number; body: string; json(): any }>,
+  query: string,
+): Promise<{ total: number; receipts: string[] }> {
   const receipts: string[] = [];
   let total = 0;
   for (let page = 1; ; page++) {
@@ -147,8 +153,13 @@ describeEachEngine('upgrading to the columnar index', (engine) => {
       for (const record of imported) {
         const checked = validateConversion(record);
         assert.ok('row' in checked);
-        const { id } = await db.insertInto('conversions').values({ ...checked.row, account_id: accountId }).returning('id').executeTakeFirstOrThrow();
-        for (const code of new Set<string>(record.tracking_codes)) await db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code }).execute();
+        const { id } = await db
+          .insertInto('conversions')
+          .values({ ...checked.row, account_id: accountId })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        for (const code of new Set<string>(record.tracking_codes))
+          await db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code }).execute();
         ids.push(id);
       }
       await migrateToLatest(database);
@@ -156,7 +167,11 @@ describeEachEngine('upgrading to the columnar index', (engine) => {
       try {
         await assertAnswers(get, imported);
         const { entries } = (await get('/api/v1/conversions?page=1')).json();
-        assert.deepEqual(entries.map((entry: Conversion) => entry.id), ids.slice(0, 100), 'ids unchanged');
+        assert.deepEqual(
+          entries.map((entry: Conversion) => entry.id),
+          ids.slice(0, 100),
+          'ids unchanged',
+        );
       } finally {
         await app.close();
       }
@@ -185,7 +200,15 @@ describeEachEngine('a kill -9', (engine) => {
     fs.writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n'));
     return file;
   };
-  const rowsInDatabase = async () => Number((await database.db.selectFrom('conversions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const rowsInDatabase = async () =>
+    Number(
+      (
+        await database.db
+          .selectFrom('conversions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test('at any moment of an import or of catching up loses nothing acknowledged and leaves no partial import', async () => {
     let service = await spawnService(database);
@@ -222,4 +245,3 @@ describeEachEngine('a kill -9', (engine) => {
     }
   });
 });
-

@@ -16,13 +16,24 @@ describeEachEngine('migration 0006: conversions in a file of their own', (engine
     // The tracking codes' table of those versions, which migration 0007 drops.
     const db = database.db as Kysely<any>;
     try {
-      const { id: accountId } = await database.db.insertInto('accounts').values({ name: 'old', handle: 'old-handle', created_at: 0 } as never).returning('id').executeTakeFirstOrThrow();
+      const { id: accountId } = await database.db
+        .insertInto('accounts')
+        .values({ name: 'old', handle: 'old-handle', created_at: 0 } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const ids: number[] = [];
       for (const receipt of ['OLD-1', 'OLD-2', 'OLD-3']) {
         const checked = validateConversion(conversionRecord({ receipt, tracking_codes: [`code-${receipt}`] }));
         assert.ok('row' in checked);
-        const { id } = await database.db.insertInto('conversions').values({ ...checked.row, account_id: accountId }).returning('id').executeTakeFirstOrThrow();
-        await db.insertInto('conversion_tracking_codes').values({ conversion_id: id, account_id: accountId, code: `code-${receipt}` }).execute();
+        const { id } = await database.db
+          .insertInto('conversions')
+          .values({ ...checked.row, account_id: accountId })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await db
+          .insertInto('conversion_tracking_codes')
+          .values({ conversion_id: id, account_id: accountId, code: `code-${receipt}` })
+          .execute();
         ids.push(id);
       }
       // The newest row gone: its id must still never come back.
@@ -32,9 +43,15 @@ describeEachEngine('migration 0006: conversions in a file of their own', (engine
       await migrateToLatest(database, '0006-conversions-file');
 
       const kept = await database.db.selectFrom('conversions').select(['id', 'receipt']).orderBy('id').execute();
-      assert.deepEqual(kept, [{ id: ids[0], receipt: 'OLD-1' }, { id: ids[1], receipt: 'OLD-2' }]);
+      assert.deepEqual(kept, [
+        { id: ids[0], receipt: 'OLD-1' },
+        { id: ids[1], receipt: 'OLD-2' },
+      ]);
       const codes = await db.selectFrom('conversion_tracking_codes').select(['conversion_id', 'code']).orderBy('conversion_id').execute();
-      assert.deepEqual(codes, [{ conversion_id: ids[0], code: 'code-OLD-1' }, { conversion_id: ids[1], code: 'code-OLD-2' }]);
+      assert.deepEqual(codes, [
+        { conversion_id: ids[0], code: 'code-OLD-1' },
+        { conversion_id: ids[1], code: 'code-OLD-2' },
+      ]);
       if (engine === 'sqlite') {
         const main = new SQLite(sqliteFiles(database.dataDir).main, { readonly: true });
         const left = main.prepare(`select name from sqlite_master where name like 'conversion%'`).all();

@@ -12,7 +12,16 @@ describe('FilterFacts', () => {
     { why: 'the page itself was served', pages: [[3, [30, 31]]], asked: 3, expected: { page: 3, firstId: 30 } },
     { why: 'a full page tells where the next starts', pages: [[2, ids(20, 100)]], asked: 3, expected: { page: 3, firstId: 120 } },
     { why: 'a short page tells nothing of the next', pages: [[2, [20, 21]]], asked: 3, expected: { page: 2, firstId: 20 } },
-    { why: 'the nearest earlier page wins', pages: [[1, [1]], [5, [50]], [9, [90]]], asked: 7, expected: { page: 5, firstId: 50 } },
+    {
+      why: 'the nearest earlier page wins',
+      pages: [
+        [1, [1]],
+        [5, [50]],
+        [9, [90]],
+      ],
+      asked: 7,
+      expected: { page: 5, firstId: 50 },
+    },
     { why: 'later pages are no help', pages: [[9, [90]]], asked: 4, expected: undefined },
     { why: 'an empty page teaches nothing', pages: [[4, []]], asked: 4, expected: undefined },
   ];

@@ -19,7 +19,11 @@ describe('filters that parse', () => {
     ['string equality keeps commas and quotes', { utm_campaign: 'a,"b"' }, [{ kind: 'compare', op: '=', value: 'a,"b"' }]],
     ['in with CSV quoting', { 'utm_source.in': '"a,b",c,"say ""hi"""' }, [{ kind: 'in', values: ['a,b', 'c', 'say "hi"'] }]],
     ['in with an empty value', { 'utm_source.in': 'x,""' }, [{ kind: 'in', values: ['x', ''] }]],
-    ['in without quotes splits at every comma, keeping spaces and empty values', { 'utm_source.in': ' a,,b ,' }, [{ kind: 'in', values: [' a', '', 'b ', ''] }]],
+    [
+      'in without quotes splits at every comma, keeping spaces and empty values',
+      { 'utm_source.in': ' a,,b ,' },
+      [{ kind: 'in', values: [' a', '', 'b ', ''] }],
+    ],
     ['boolean t', { mobile: 't' }, [{ kind: 'compare', op: '=', value: true }]],
     ['boolean false', { mobile: 'false' }, [{ kind: 'compare', op: '=', value: false }]],
     ['an instant is that second', { created_at: '2026-03-15T12:00:00Z' }, [{ kind: 'compare', op: '=', value: DAY + 12 * 3600 }]],
@@ -29,7 +33,14 @@ describe('filters that parse', () => {
     ['after a date is after its last second', { 'created_at.gt': '2026-03-15' }, [{ kind: 'compare', op: '>', value: DAY + 86_399 }]],
     ['up to a date includes all of it', { 'created_at.lte': '2026-03-15' }, [{ kind: 'compare', op: '<=', value: DAY + 86_399 }]],
     ['an array column matches one element', { tracking_codes: 'x' }, [{ kind: 'compare', op: '=', value: 'x' }]],
-    ['several filters are all kept', { amount: '5', currency: 'USD' }, [{ kind: 'compare', op: '=', value: 5 }, { kind: 'compare', op: '=', value: 'USD' }]],
+    [
+      'several filters are all kept',
+      { amount: '5', currency: 'USD' },
+      [
+        { kind: 'compare', op: '=', value: 5 },
+        { kind: 'compare', op: '=', value: 'USD' },
+      ],
+    ],
   ];
   for (const [behaviour, query, expected] of cases) {
     test(behaviour, () => assert.deepEqual(conditionOf(query), expected));
@@ -42,11 +53,14 @@ describe('filters that parse', () => {
 
   test('asset columns parse through the same engine', () => {
     const { filters } = parseListQuery({ folder: 'landing/img', image: 't', 'width.gte': '100' }, assetCatalogue);
-    assert.deepEqual(filters.map((f) => f.condition), [
-      { kind: 'compare', op: '=', value: 'landing/img' },
-      { kind: 'compare', op: '=', value: true },
-      { kind: 'compare', op: '>=', value: 100 },
-    ]);
+    assert.deepEqual(
+      filters.map((f) => f.condition),
+      [
+        { kind: 'compare', op: '=', value: 'landing/img' },
+        { kind: 'compare', op: '=', value: true },
+        { kind: 'compare', op: '>=', value: 100 },
+      ],
+    );
   });
 });
 

@@ -16,10 +16,7 @@ export interface ServiceProcess {
 }
 
 /** The real service (`serve`) in a child process on a free port, on the given data; resolves once it listens. */
-export async function spawnService(
-  database: { dataDir: string; databaseUrl: string | undefined },
-  env: Record<string, string> = {},
-): Promise<ServiceProcess> {
+export async function spawnService(database: { dataDir: string; databaseUrl: string | undefined }, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: {

@@ -98,7 +98,10 @@ describeEachEngine('requests refused before routing', (engine) => {
   /** The service's log lines that carry the request id, once they are written. */
   async function logLinesOf(requestId: string): Promise<string[]> {
     for (let waited = 0; waited < 3000; waited += 50) {
-      const lines = service.output().split('\n').filter((line) => line.includes(requestId));
+      const lines = service
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(requestId));
       if (lines.length > 0) return lines;
       await sleep(50);
     }

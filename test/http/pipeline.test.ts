@@ -94,11 +94,7 @@ describeEachEngine('authentication by X-API-Key', (engine) => {
   });
 
   test('the key is read only from X-API-Key: Authorization or a query parameter do not authenticate', async () => {
-    assertJsonString(
-      await ctx.app.inject({ url: '/api/v1/conversions', headers: { authorization: `Bearer ${key}` } }),
-      401,
-      'missing API key',
-    );
+    assertJsonString(await ctx.app.inject({ url: '/api/v1/conversions', headers: { authorization: `Bearer ${key}` } }), 401, 'missing API key');
     assertJsonString(await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'api-key': key } }), 401, 'missing API key');
     assertJsonString(await ctx.app.inject({ url: `/api/v1/conversions?api_key=${key}` }), 401, 'missing API key');
   });
@@ -112,7 +108,11 @@ describeEachEngine('authentication by X-API-Key', (engine) => {
 
   test('a well-formed key that was never issued is a 401 "invalid API key", even when it shares the prefix of a real one', async () => {
     assertJsonString(await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': unknownKey() } }), 401, 'invalid API key');
-    const samePrefix = keyPrefix(key) + randomBytes(24).toString('base64url').slice(0, key.length - keyPrefix(key).length);
+    const samePrefix =
+      keyPrefix(key) +
+      randomBytes(24)
+        .toString('base64url')
+        .slice(0, key.length - keyPrefix(key).length);
     assert.equal(samePrefix.length, key.length);
     assert.notEqual(samePrefix, key);
     assertJsonString(await ctx.app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': samePrefix } }), 401, 'invalid API key');
@@ -126,11 +126,7 @@ describeEachEngine('authentication by X-API-Key', (engine) => {
     for (const url of ['/api/v1/conversions', '/api/v1/assets']) {
       assertJsonString(await ctx.app.inject({ url, headers: { 'x-api-key': doomed } }), 401, 'invalid API key');
     }
-    assertJsonString(
-      await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': doomed } }),
-      401,
-      'invalid API key',
-    );
+    assertJsonString(await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': doomed } }), 401, 'invalid API key');
     assert.equal((await ctx.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': survivor } })).statusCode, 200);
   });
 
@@ -307,9 +303,7 @@ describeEachEngine('rate limit of 60 requests per window per client IP', (engine
   // in one TCP segment do on a real socket, must be counted one by one like any others.
   test('61 requests arriving at once from one client: exactly 60 are served and one is refused', async () => {
     const ip = freshIp();
-    const responses = await Promise.all(
-      Array.from({ length: 61 }, () => get(limited.app, ip, { 'x-api-key': key })),
-    );
+    const responses = await Promise.all(Array.from({ length: 61 }, () => get(limited.app, ip, { 'x-api-key': key })));
     const statuses = responses.map((response) => response.statusCode);
     assert.equal(statuses.filter((status) => status === 429).length, 1, `one 429 among: ${statuses.join(' ')}`);
     assert.equal(statuses.filter((status) => status === 200).length, 60, statuses.join(' '));
@@ -385,7 +379,7 @@ describeEachEngine('request ids, unknown routes and the OpenAPI document', (engi
     assert.equal(new Set(ids).size, ids.length, 'no two responses share a request id');
   });
 
-  test('the request id is the service\'s own: a client-sent X-Request-Id neither replaces nor collides with it', async () => {
+  test("the request id is the service's own: a client-sent X-Request-Id neither replaces nor collides with it", async () => {
     // No rule says whether a client may choose the id; docs/api.md promises the id finds the
     // details in the log, which holds only if ids come from the service and are unique.
     const sent = 'my-own-id';

@@ -73,7 +73,10 @@ describe('two instances behind one load balancer', { skip: ready ? false : 'need
     const id = await createAsset(a, 'shared.txt', content);
 
     const listed = await (await call(b, '/api/v1/assets?name=shared.txt')).json();
-    assert.deepEqual(listed.entries.map((entry: { id: number }) => entry.id), [Number(id)]);
+    assert.deepEqual(
+      listed.entries.map((entry: { id: number }) => entry.id),
+      [Number(id)],
+    );
     const download = await call(b, `/api/v1/assets/${id}/content`);
     assert.equal(download.status, 200);
     assert.equal(await download.text(), content);

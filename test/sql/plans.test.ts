@@ -47,12 +47,17 @@ test('the columnar index answers a page with the top n ids and the count with it
         ['US', 'GB', 'DE', 'CA', 'FR'][1 + range % 5], ['facebook', 'google', 'tiktok', 'youtube'][1 + range % 3],
         range % 2, 'u-' || (range % 2000), lpad(CAST(range % 999 AS VARCHAR), 5, '0')
       FROM range(6000)`);
-    await connection.run(`INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, ['tc-facebook', 'tc-1', 'tc-2', 'tc-3'][1 + range % 4] FROM range(6000)`);
+    await connection.run(
+      `INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, ['tc-facebook', 'tc-1', 'tc-2', 'tc-3'][1 + range % 4] FROM range(6000)`,
+    );
     await connection.run(`INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, 'tc-' || (range % 3) FROM range(0, 6000, 5)`);
     for (const { family, query } of COLUMNAR_QUESTIONS) {
       const filters = columnarFilters(query);
       const counted = await duckDbPlan(connection, countAndPagesQuery(table, 1, filters, 6000, 1));
-      assert.ok(counted.some((name) => /AGGREGATE|GROUP_BY/.test(name)), `${family}: the count with its first pages is an aggregate: ${counted.join(' > ')}`);
+      assert.ok(
+        counted.some((name) => /AGGREGATE|GROUP_BY/.test(name)),
+        `${family}: the count with its first pages is an aggregate: ${counted.join(' > ')}`,
+      );
       assert.ok(!counted.some((name) => /ORDER_BY|TOP_N/.test(name)), `${family}: the count with its first pages sorts nothing: ${counted.join(' > ')}`);
       for (const afterId of [undefined, 2345]) {
         const paged = await duckDbPlan(connection, pageQuery(table, 1, filters, 6000, 12, afterId));
@@ -102,7 +107,11 @@ describeEachEngine('plans of the row store', (engine) => {
       public_id: `p-${index}`,
       entry_json: '{}',
     }));
-    for (let start = 0; start < assets.length; start += 250) await database.db.insertInto('assets').values(assets.slice(start, start + 250)).execute();
+    for (let start = 0; start < assets.length; start += 250)
+      await database.db
+        .insertInto('assets')
+        .values(assets.slice(start, start + 250))
+        .execute();
     await database.refreshStatistics();
   });
   after(() => database.close());
@@ -113,7 +122,9 @@ describeEachEngine('plans of the row store', (engine) => {
       const { rows } = await database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
       return rows.map((row) => row.detail);
     }
-    const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PostgresNode }[] }>(CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]));
+    const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PostgresNode }[] }>(
+      CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]),
+    );
     const lines = (node: PostgresNode): string[] => [
       [node['Node Type'], node['Relation Name'], node['Index Name']].filter(Boolean).join(' '),
       ...(node.Plans ?? []).flatMap(lines),
@@ -122,7 +133,8 @@ describeEachEngine('plans of the row store', (engine) => {
   }
 
   test('the recorder of the snapshots compiles as the database does', () => {
-    const query = (db: typeof database.db) => db.selectFrom('conversions').select(['id', 'entry_json']).where('account_id', '=', 1).where('id', 'in', [1, 2]).orderBy('id').limit(3);
+    const query = (db: typeof database.db) =>
+      db.selectFrom('conversions').select(['id', 'entry_json']).where('account_id', '=', 1).where('id', 'in', [1, 2]).orderBy('id').limit(3);
     assert.equal(query(recorder.db).compile().sql, query(database.db).compile().sql);
   });
 
@@ -134,29 +146,38 @@ describeEachEngine('plans of the row store', (engine) => {
     const lines = await plan(statement!);
     const shown = lines.join(' | ');
     if (engine === 'sqlite') {
-      assert.ok(lines.some((line) => /^SEARCH conversions USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(line)), `by rowid: ${shown}`);
+      assert.ok(
+        lines.some((line) => /^SEARCH conversions USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(line)),
+        `by rowid: ${shown}`,
+      );
       assert.ok(!lines.some((line) => /^SCAN conversions\b/.test(line)), `no scan: ${shown}`);
     } else {
-      assert.ok(lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*conversions_pkey$/.test(line)), `through conversions_pkey: ${shown}`);
+      assert.ok(
+        lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*conversions_pkey$/.test(line)),
+        `through conversions_pkey: ${shown}`,
+      );
       assert.ok(!lines.some((line) => /^Seq Scan conversions$/.test(line)), `no scan: ${shown}`);
     }
   });
 
   test('a list of assets by folder counts and reads its page through an index, not a scan of the table', async () => {
     const query = parseListQuery({ folder: 'folder-7' }, assetCatalogue);
-    const statements = await recorder.record(
-      (db) => new AssetRepository(db).listJson({ accountId, query, facts: new FilterFacts(1000) }),
-      [[{ count: 100 }]],
-    );
+    const statements = await recorder.record((db) => new AssetRepository(db).listJson({ accountId, query, facts: new FilterFacts(1000) }), [[{ count: 100 }]]);
     assert.equal(statements.length, 2, 'the count, then the page');
     for (const [index, statement] of statements.entries()) {
       const lines = await plan(statement);
       const shown = `${index === 0 ? 'the count' : 'the page'}: ${lines.join(' | ')}`;
       if (engine === 'sqlite') {
-        assert.ok(lines.some((line) => /^SEARCH assets USING (COVERING )?INDEX \w+ \(account_id=\? AND folder=\?\)/.test(line)), `through an index: ${shown}`);
+        assert.ok(
+          lines.some((line) => /^SEARCH assets USING (COVERING )?INDEX \w+ \(account_id=\? AND folder=\?\)/.test(line)),
+          `through an index: ${shown}`,
+        );
         assert.ok(!lines.some((line) => /^SCAN assets\b/.test(line)), `no scan: ${shown}`);
       } else {
-        assert.ok(lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*assets_\w+$/.test(line)), `through an index: ${shown}`);
+        assert.ok(
+          lines.some((line) => /^(Index|Index Only|Bitmap Index) Scan .*assets_\w+$/.test(line)),
+          `through an index: ${shown}`,
+        );
         assert.ok(!lines.some((line) => /^Seq Scan assets$/.test(line)), `no scan: ${shown}`);
       }
     }

@@ -43,10 +43,10 @@ test('every repository method has an example in the snapshots', () => {
 
 test('formatSql changes nothing but whitespace outside quotes', () => {
   const sql = `select "a from b", 'x where y' from "t" where "c" in (select "d" from "e" where "f" = ?) order by "a from b" limit ?`;
+  assert.equal(formatSql(sql), `select "a from b", 'x where y'\nfrom "t"\nwhere "c" in (select "d" from "e" where "f" = ?)\norder by "a from b"\nlimit ?`);
   assert.equal(
-    formatSql(sql),
-    `select "a from b", 'x where y'\nfrom "t"\nwhere "c" in (select "d" from "e" where "f" = ?)\norder by "a from b"\nlimit ?`,
+    formatSql('insert into "t" ("a") values (?), (?) on conflict do nothing'),
+    'insert into "t" ("a")\nvalues (?),\n       (?)\non conflict do nothing',
   );
-  assert.equal(formatSql('insert into "t" ("a") values (?), (?) on conflict do nothing'), 'insert into "t" ("a")\nvalues (?),\n       (?)\non conflict do nothing');
   assert.equal(formatSql('delete from "t" where "a" = ?'), 'delete from "t"\nwhere "a" = ?');
 });

@@ -134,7 +134,12 @@ function examplesOf<Repo>(file: string, className: string, make: (db: Kysely<Dat
       file,
       className,
       method,
-      call: `${className}.${method}(${shown ?? argsOf().map((arg) => JSON.stringify(arg)).join(', ')})${when ? `, ${when}` : ''}`,
+      call: `${className}.${method}(${
+        shown ??
+        argsOf()
+          .map((arg) => JSON.stringify(arg))
+          .join(', ')
+      })${when ? `, ${when}` : ''}`,
       run: (db) => {
         const repository = make(db);
         return (repository[method] as (...args: unknown[]) => Promise<unknown>).apply(repository, argsOf());
@@ -149,7 +154,11 @@ const NOW = 1_767_225_600; // 2026-01-01T00:00:00Z
 const KEY_HASH = 'sha256 of the key, hex';
 
 /** A list request as a service hands it over, from its query string and what earlier pages taught. */
-function list(catalogue: Catalogue, queryString: string, learn: (facts: FilterFacts) => void = () => {}): { accountId: number; query: ListQuery; facts: FilterFacts } {
+function list(
+  catalogue: Catalogue,
+  queryString: string,
+  learn: (facts: FilterFacts) => void = () => {},
+): { accountId: number; query: ListQuery; facts: FilterFacts } {
   const query = parseListQuery(Object.fromEntries(new URLSearchParams(queryString)), catalogue);
   const facts = new FilterFacts(1000);
   learn(facts);
@@ -252,10 +261,17 @@ export const EXAMPLES: Example[] = [
     shown: 'a local image, { name: "logo-2.png", folder: "brand", updated_at }',
     when: 'renamed and moved, its bytes unchanged',
   }),
-  asset('update', [{ ...ASSET, blob_key: null, url: 'https://cdn.example.com/logo.png' }, { width: 240, height: 80, updated_at: NOW + 60 }], {
-    shown: 'a remote image, { width: 240, height: 80, updated_at }',
-    when: 'an asset without bytes',
-  }),
+  asset(
+    'update',
+    [
+      { ...ASSET, blob_key: null, url: 'https://cdn.example.com/logo.png' },
+      { width: 240, height: 80, updated_at: NOW + 60 },
+    ],
+    {
+      shown: 'a remote image, { width: 240, height: 80, updated_at }',
+      when: 'an asset without bytes',
+    },
+  ),
   asset('delete', [ACCOUNT, 42]),
   asset('folderExists', [ACCOUNT, 'images/2026']),
   asset('journalBlob', ['blobs/3f/3f2a', NOW]),
@@ -329,13 +345,34 @@ export async function snapshotFiles(): Promise<Map<string, string>> {
     }
   }
   const { table, columns, pointLookups } = CONVERSION_INDEX_LAYOUT;
-  add('duckdb/columnar.sql', `-- layoutStatements("${table}", the filterable columns, ${JSON.stringify(pointLookups)})\n${layoutStatements(table, columns, pointLookups).map((statement) => `${formatSql(statement)};`).join('\n')}\n`);
+  add(
+    'duckdb/columnar.sql',
+    `-- layoutStatements("${table}", the filterable columns, ${JSON.stringify(pointLookups)})\n${layoutStatements(table, columns, pointLookups)
+      .map((statement) => `${formatSql(statement)};`)
+      .join('\n')}\n`,
+  );
   for (const { call, query } of columnarExamples()) add('duckdb/columnar.sql', `-- ${call}\n${formatSql(query.sql)};\n`);
   return files;
 }
 
 // Clauses that start a line of their own; those inside parentheses (subqueries) stay on their line.
-const CLAUSES = ['select', 'from', 'inner join', 'left join', 'where', 'group by', 'order by', 'limit', 'offset', 'values', 'on conflict', 'returning', 'set', 'intersect', 'union'];
+const CLAUSES = [
+  'select',
+  'from',
+  'inner join',
+  'left join',
+  'where',
+  'group by',
+  'order by',
+  'limit',
+  'offset',
+  'values',
+  'on conflict',
+  'returning',
+  'set',
+  'intersect',
+  'union',
+];
 
 /**
  * Puts each top-level clause of a statement on a line of its own, and each row of a multi-row

@@ -53,9 +53,14 @@ for (const { name, open } of stores) {
 
     test('a put larger than one multipart part arrives whole', async () => {
       const bytes = randomBytes(17 * 1024 * 1024);
-      await store.put('1/large', Readable.from((function* () {
-        for (let at = 0; at < bytes.length; at += 1024 * 1024) yield bytes.subarray(at, at + 1024 * 1024);
-      })()));
+      await store.put(
+        '1/large',
+        Readable.from(
+          (function* () {
+            for (let at = 0; at < bytes.length; at += 1024 * 1024) yield bytes.subarray(at, at + 1024 * 1024);
+          })(),
+        ),
+      );
       const back = await buffer(await store.read('1/large'));
       assert.equal(back.length, bytes.length);
       assert.ok(back.equals(bytes));

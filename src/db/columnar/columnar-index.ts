@@ -79,8 +79,7 @@ export class ColumnarIndex {
         this.markOpened(false);
         this.log(`columnar index: cannot start: ${message.failed}`);
         stopped(new Error(`the columnar index cannot start: ${message.failed}`));
-      }
-      else if ('closed' in message) void worker.terminate();
+      } else if ('closed' in message) void worker.terminate();
       else if ('id' in message) {
         const waiting = this.pending.get(message.id);
         this.pending.delete(message.id);

@@ -26,7 +26,9 @@ export function layoutStatements(table: string, columns: FilterColumn[], pointLo
   ];
   for (const { storage } of columns.filter((column) => column.storage)) {
     statements.push(`DROP TABLE IF EXISTS ${storage!.table}`);
-    statements.push(`CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`);
+    statements.push(
+      `CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`,
+    );
   }
   // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
   for (const column of pointLookups) statements.push(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);

@@ -25,7 +25,10 @@ const port = parentPort!;
 const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
 // The layout of the derived tables: an index made for another layout is built again.
-const FORMAT = createHash('sha256').update(JSON.stringify([1, table, columns, options.pointLookups])).digest('hex').slice(0, 16);
+const FORMAT = createHash('sha256')
+  .update(JSON.stringify([1, table, columns, options.pointLookups]))
+  .digest('hex')
+  .slice(0, 16);
 // Rows read from the source and appended in one DuckDB transaction: small enough batches keep
 // the memory of a long catch-up down, at no cost in speed (docs/performance.md).
 const BATCH_ROWS = 5_000;
@@ -51,7 +54,11 @@ let queued: Promise<void> | undefined;
 let closing = false;
 
 try {
-  source = openRowSource(options.source, table, [...scalarColumns, ...arrayColumns].map((column) => column.name));
+  source = openRowSource(
+    options.source,
+    table,
+    [...scalarColumns, ...arrayColumns].map((column) => column.name),
+  );
   ({ instance, writer, reader } = await openIndex());
   watermark = await largestIndexedId();
   await checkSource();
@@ -139,10 +146,12 @@ function catchUp(): Promise<void> {
     });
     return running;
   }
-  queued ??= running.catch(() => {}).then(() => {
-    queued = undefined;
-    return catchUp();
-  });
+  queued ??= running
+    .catch(() => {})
+    .then(() => {
+      queued = undefined;
+      return catchUp();
+    });
   return queued;
 }
 

@@ -5,20 +5,67 @@ import type { ColumnTypes } from '../database.js';
 // resource catalogues, which may change later.
 
 const CONVERSION_TEXT_COLUMNS = [
-  'cart_integration', 'receipt', 'original_receipt', 'email', 'user_id', 'page_version',
-  'upsell_flow_id', 'upsell_session', 'upsell_path', 'upsell_group', 'country', 'affiliate',
-  'vendor', 'role', 'referrer', 'referrer_name', 'referrer_medium', 'joint_venture_order',
-  'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content',
-  'first_name', 'last_name', 'zip_code', 'payment_method',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'email',
+  'user_id',
+  'page_version',
+  'upsell_flow_id',
+  'upsell_session',
+  'upsell_path',
+  'upsell_group',
+  'country',
+  'affiliate',
+  'vendor',
+  'role',
+  'referrer',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
 ];
 
 /** The filterable columns of conversions, each given an index that leads with the account and ends with id. */
 const CONVERSION_INDEXED_COLUMNS = [
-  'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
-  'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',
-  'mobile', 'affiliate', 'vendor', 'referrer_name', 'referrer_medium', 'joint_venture_order',
-  'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'first_name',
-  'last_name', 'zip_code', 'payment_method',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_path',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
 ];
 
 export function initialMigration(types: ColumnTypes) {
@@ -61,17 +108,11 @@ export function initialMigration(types: ColumnTypes) {
         const required = column === 'cart_integration' || column === 'receipt';
         conversions = conversions.addColumn(column, types.text, (c) => (required ? c.notNull() : c));
       }
-      await conversions
-        .addUniqueConstraint('conversions_account_cart_receipt', ['account_id', 'cart_integration', 'receipt'])
-        .execute();
+      await conversions.addUniqueConstraint('conversions_account_cart_receipt', ['account_id', 'cart_integration', 'receipt']).execute();
 
       await db.schema.createIndex('conversions_account_id').on('conversions').columns(['account_id', 'id']).execute();
       for (const column of CONVERSION_INDEXED_COLUMNS) {
-        await db.schema
-          .createIndex(`conversions_account_${column}`)
-          .on('conversions')
-          .columns(['account_id', column, 'id'])
-          .execute();
+        await db.schema.createIndex(`conversions_account_${column}`).on('conversions').columns(['account_id', column, 'id']).execute();
       }
 
       await db.schema

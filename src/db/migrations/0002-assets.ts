@@ -2,8 +2,20 @@ import type { Kysely } from 'kysely';
 import type { ColumnTypes } from '../database.js';
 
 const ASSET_INDEXED_COLUMNS = [
-  'created_at', 'updated_at', 'name', 'folder', 'image', 'video', 'script', 'style', 'text',
-  'width', 'height', 'url', 'async', 'defer',
+  'created_at',
+  'updated_at',
+  'name',
+  'folder',
+  'image',
+  'video',
+  'script',
+  'style',
+  'text',
+  'width',
+  'height',
+  'url',
+  'async',
+  'defer',
 ];
 
 export function assetsMigration(types: ColumnTypes) {

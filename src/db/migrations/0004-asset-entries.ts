@@ -4,13 +4,22 @@ import type { Database, JsonField } from '../database.js';
 // Frozen with the migration: asset entry fields as the API wrote them when it was made, without
 // the id and the public URL (src/assets/entry.ts).
 const ASSET_ENTRY_FIELDS: JsonField[] = [
-  { name: 'created_at', kind: 'timestamp' }, { name: 'updated_at', kind: 'timestamp' },
-  { name: 'name', kind: 'plain' }, { name: 'folder', kind: 'plain' },
-  { name: 'image', kind: 'boolean' }, { name: 'video', kind: 'boolean' }, { name: 'script', kind: 'boolean' },
-  { name: 'style', kind: 'boolean' }, { name: 'text', kind: 'boolean' },
-  { name: 'width', kind: 'plain' }, { name: 'height', kind: 'plain' }, { name: 'url', kind: 'plain' },
-  { name: 'async', kind: 'boolean' }, { name: 'defer', kind: 'boolean' },
-  { name: 'size', kind: 'plain' }, { name: 'content_type', kind: 'plain' },
+  { name: 'created_at', kind: 'timestamp' },
+  { name: 'updated_at', kind: 'timestamp' },
+  { name: 'name', kind: 'plain' },
+  { name: 'folder', kind: 'plain' },
+  { name: 'image', kind: 'boolean' },
+  { name: 'video', kind: 'boolean' },
+  { name: 'script', kind: 'boolean' },
+  { name: 'style', kind: 'boolean' },
+  { name: 'text', kind: 'boolean' },
+  { name: 'width', kind: 'plain' },
+  { name: 'height', kind: 'plain' },
+  { name: 'url', kind: 'plain' },
+  { name: 'async', kind: 'boolean' },
+  { name: 'defer', kind: 'boolean' },
+  { name: 'size', kind: 'plain' },
+  { name: 'content_type', kind: 'plain' },
 ];
 
 /**
@@ -23,7 +32,10 @@ export function assetEntriesMigration(database: Pick<Database, 'jsonObject'>) {
   return {
     async up(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('assets').addColumn('entry_json', 'text').execute();
-      await db.updateTable('assets').set({ entry_json: database.jsonObject('assets', ASSET_ENTRY_FIELDS) }).execute();
+      await db
+        .updateTable('assets')
+        .set({ entry_json: database.jsonObject('assets', ASSET_ENTRY_FIELDS) })
+        .execute();
     },
   };
 }

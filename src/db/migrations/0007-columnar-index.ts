@@ -4,11 +4,35 @@ import type { Database } from '../database.js';
 
 // Frozen with the migration: the conversions' column indexes of 0001 and 0005.
 const CONVERSION_INDEXED_COLUMNS = [
-  'created_at', 'cart_integration', 'receipt', 'original_receipt', 'amount', 'tax_amount',
-  'shipping_amount', 'user_id', 'page_id', 'page_version', 'upsell_path', 'upsell_step', 'country',
-  'mobile', 'affiliate', 'vendor', 'referrer_name', 'referrer_medium', 'joint_venture_order',
-  'currency', 'hostname', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'first_name',
-  'last_name', 'zip_code', 'payment_method',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_path',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
 ];
 
 /**
@@ -24,7 +48,10 @@ export function columnarIndexMigration(database: Pick<Database, 'conversionsSche
       const schema = database.conversionsSchema ? db.schema.withSchema(database.conversionsSchema) : db.schema;
       for (const column of CONVERSION_INDEXED_COLUMNS) await schema.dropIndex(`conversions_account_${column}`).ifExists().execute();
       await schema.dropTable('conversion_tracking_codes').ifExists().execute();
-      await schema.createTable('conversions_identity').addColumn('identity', 'text', (c) => c.notNull()).execute();
+      await schema
+        .createTable('conversions_identity')
+        .addColumn('identity', 'text', (c) => c.notNull())
+        .execute();
       const table = database.conversionsSchema ? `${database.conversionsSchema}.conversions_identity` : 'conversions_identity';
       await db.insertInto(table).values({ identity: randomUUID() }).execute();
     },

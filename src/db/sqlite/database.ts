@@ -34,7 +34,8 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       text: sql`text`,
     },
     conversionsSchema: CONVERSIONS_SCHEMA,
-    isUniqueViolation: (error) => (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    isUniqueViolation: (error) =>
+      (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
     isStatementTimeout: (error) => error instanceof StatementTimeoutError,
     resetSequences: async () => {},
@@ -99,7 +100,9 @@ async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise
         .replace(/\s+references\s+"?accounts"?\s*\("?id"?\)(\s+on delete cascade)?/gi, '');
       await sql.raw(definition).execute(trx);
       await sql`insert into ${sql.raw(target)}.${sql.id(table)} select * from main.${sql.id(table)}`.execute(trx);
-      const indexes = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(trx);
+      const indexes = await sql<{ sql: string }>`select sql from main.sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(
+        trx,
+      );
       for (const index of indexes.rows) await sql.raw(inSchema(index.sql, target)).execute(trx);
     }
     // Ids are never reused: the counters move with their tables (inserting the rows set them only to the largest id).

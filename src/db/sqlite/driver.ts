@@ -1,14 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../worker-thread.js';
-import {
-  CompiledQuery,
-  RawNode,
-  SelectQueryNode,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import { type CompiledQuery, RawNode, SelectQueryNode, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import type { StatementRequest, StatementResponse, WorkerOptions } from './worker.js';
 
 /** A read that ran past the statement time limit; its thread was stopped. */
@@ -43,7 +35,10 @@ class SqliteThread {
     this.worker = startWorker(import.meta.url, 'worker', options);
     let opened!: () => void;
     let failedToOpen!: (error: Error) => void;
-    this.ready = new Promise((resolve, reject) => ((opened = resolve), (failedToOpen = reject)));
+    this.ready = new Promise((resolve, reject) => {
+      opened = resolve;
+      failedToOpen = reject;
+    });
     this.ready.catch(() => {});
     this.worker.on('message', (response: StatementResponse | 'ready') => {
       if (response === 'ready') return opened();
@@ -256,8 +251,7 @@ export class SqliteWorkerDriver implements Driver {
       if (reader) this.idleReaders.push(reader);
       return;
     }
-    if (reader) return next(reader);
-    next(this.newReader());
+    next(reader ?? this.newReader());
   }
 }
 
@@ -272,7 +266,7 @@ class RoutedConnection implements DatabaseConnection {
     return this.endTransaction ? this.driver.inTransaction(query) : this.driver.executeAlone(query);
   }
 
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported on SQLite: read in pages');
   }
 }

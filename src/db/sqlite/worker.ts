@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { openConnection, type ConnectionOptions } from './connection.js';
 
 /**
