@@ -9,10 +9,13 @@ const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
 
-/** What the columnar index of conversions holds: the filterable columns, and which are indexed for lookup. */
+/**
+ * What the columnar index of conversions holds: the filterable columns, the e-mail address (a
+ * summary counts distinct buyers), and which columns are indexed for lookup.
+ */
 export const CONVERSION_INDEX_LAYOUT = {
   table: 'conversions',
-  columns: [...conversionCatalogue.values()].filter((column) => column.name !== 'id'),
+  columns: [...[...conversionCatalogue.values()].filter((column) => column.name !== 'id'), { name: 'email', type: 'string' as const }],
   // One buyer's conversions, asked by landing pages and support: found without a scan.
   pointLookups: ['user_id', 'zip_code'],
 };

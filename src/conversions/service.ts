@@ -2,13 +2,14 @@ import type { Database } from '../db/database.js';
 import type { ColumnarIndex } from '../db/columnar/columnar-index.js';
 import { PAGE_SIZE, type PreparedList } from '../filters/list.js';
 import { listETag } from '../filters/list-cache.js';
-import { parseListQuery } from '../filters/parse.js';
+import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
+import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
 
-/** What answers questions about conversions: the number matching and the ids of a page (src/db/columnar). */
-export type ConversionQuestions = Pick<ColumnarIndex, 'page'>;
+/** What answers questions about conversions: the number matching, the ids of a page, sums by group (src/db/columnar). */
+export type ConversionQuestions = Pick<ColumnarIndex, 'page' | 'summary'>;
 
 export class ConversionService {
   private readonly conversions: ConversionRepository;
@@ -25,7 +26,7 @@ export class ConversionService {
    * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
    * from the columnar index, their entries from the rows.
    */
-  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>): PreparedList<string> {
+  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList<string> {
     const listQuery = parseListQuery(query, conversionCatalogue);
     return {
       etag: listETag('conversions', accountId, dataVersion, listQuery),
@@ -42,5 +43,15 @@ export class ConversionService {
         };
       },
     };
+  }
+
+  /**
+   * The sums of the account's conversions matching the query string's filters, by its group_by
+   * keys (time buckets in its tz, or columns): exact, and consistent with the list's
+   * totalEntries for the same filters.
+   */
+  async summary(accountId: number, dataVersion: number, query: RawQuery): Promise<ConversionSummary> {
+    const { filters, groupBy, timeZone } = parseSummaryQuery(query);
+    return summaryOf(await this.questions.summary(accountId, dataVersion, filters, groupBy, timeZone), groupBy);
   }
 }

@@ -41,15 +41,28 @@ export type RawQuery = Record<string, string | string[] | undefined>;
  * return unfiltered data (docs/api.md, "Filters").
  */
 export function parseListQuery(query: RawQuery, catalogue: Catalogue): ListQuery {
-  let page = 1;
+  const filters = parseFilters(query, catalogue, ['page']);
+  return { page: query.page === undefined ? 1 : parsePage(single('page', query.page)), filters };
+}
+
+/**
+ * The filters of a query string whose other parameters are `otherParams` (read by the caller);
+ * throws a 400 naming the parameter at fault, an unknown one included.
+ */
+export function parseFilters(query: RawQuery, catalogue: Catalogue, otherParams: readonly string[]): Filter[] {
   const filters: Filter[] = [];
   for (const [param, raw] of Object.entries(query)) {
     if (raw === undefined) continue;
-    if (Array.isArray(raw)) throw badRequest(`${param} is given more than once; give each parameter once`);
-    if (param === 'page') page = parsePage(raw);
-    else filters.push(parseFilter(param, raw, catalogue));
+    const value = single(param, raw);
+    if (!otherParams.includes(param)) filters.push(parseFilter(param, value, catalogue, otherParams));
   }
-  return { page, filters };
+  return filters;
+}
+
+/** A parameter's one value: given twice, it is a 400. */
+export function single(param: string, raw: string | string[]): string {
+  if (Array.isArray(raw)) throw badRequest(`${param} is given more than once; give each parameter once`);
+  return raw;
 }
 
 function parsePage(raw: string): number {
@@ -60,13 +73,15 @@ function parsePage(raw: string): number {
   return page;
 }
 
-function parseFilter(param: string, raw: string, catalogue: Catalogue): Filter {
+function parseFilter(param: string, raw: string, catalogue: Catalogue, otherParams: readonly string[]): Filter {
   const dot = param.indexOf('.');
   const name = dot === -1 ? param : param.slice(0, dot);
   const modifier = dot === -1 ? undefined : param.slice(dot + 1);
   const column = catalogue.get(name);
   if (!column) {
-    throw badRequest(`${param} is not a known parameter; use page or a filter on one of: ${[...catalogue.keys()].join(', ')}`);
+    throw badRequest(
+      `${param} is not a known parameter; use ${[...otherParams, 'a filter'].join(', ').replace(/, ([^,]*)$/, ' or $1')} on one of: ${[...catalogue.keys()].join(', ')}`,
+    );
   }
   if (modifier !== undefined && !isModifier(modifier)) {
     throw badRequest(`${param} has an unknown modifier "${modifier}"; use one of: ${MODIFIERS.join(', ')}`);

@@ -28,9 +28,12 @@ export const NotModified = Type.Unsafe<void>(Type.Null({ description: 'The page 
  * it, so that a typo never quietly returns unfiltered data (docs/api.md, "Filters").
  */
 export function listQueryDocs(catalogue: Catalogue) {
-  const properties: Record<string, TSchema> = {
-    page: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: 'Page number, from 1; default 1' })),
-  };
+  return filterQueryDocs(catalogue, { page: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: 'Page number, from 1; default 1' })) });
+}
+
+/** A query string of the filter language's filters beside the endpoint's own parameters `params`. */
+export function filterQueryDocs(catalogue: Catalogue, params: Record<string, TSchema>) {
+  const properties: Record<string, TSchema> = { ...params };
   for (const column of catalogue.values()) {
     const modifiers = column.type === 'boolean' ? 't or f; no modifiers' : `also ${column.name}.{${MODIFIERS.join(',')}}`;
     properties[column.name] = Type.Optional(Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }));

@@ -28,7 +28,7 @@ import { ConversionRepository, type NewConversion } from '../../src/conversions/
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { validateConversion } from '../../src/conversions/validate.js';
-import { countAndPagesQuery, countQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
+import { countAndPagesQuery, countQuery, layoutStatements, pageQuery, summaryQueries, type DuckDbQuery, type GroupKey } from '../../src/db/columnar/queries.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
@@ -321,6 +321,17 @@ export function columnarExamples(): ColumnarExample[] {
     call: `countQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, above, upTo)`,
     query: countQuery(table, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
   });
+  // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
+  const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });
+  for (const [query, keys, shownKeys] of [
+    ['created_at.between=2026-01-01,2026-03-31', [{ bucket: 'day' }, column('utm_source')], 'day,utm_source'],
+    ['', [{ bucket: 'month' }, column('cart_integration')], 'month,cart_integration'],
+    ['utm_source=facebook', [column('tracking_codes')], 'tracking_codes'],
+  ] as const) {
+    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], 'America/New_York');
+    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", "America/New_York")`;
+    examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
+  }
   return examples;
 }
 

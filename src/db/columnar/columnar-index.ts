@@ -5,13 +5,12 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { Filter } from '../../filters/parse.js';
 import { startWorker } from '../worker-thread.js';
-import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
+import type { ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
-/** The number of rows matching a question and the ids of the page asked for, in ascending order. */
-export interface PageOfIds {
-  total: number;
-  ids: number[];
-}
+export type { PageOfIds, SummaryRows } from './protocol.js';
+
+// A request as the caller makes it: the id is the index's.
+type Question = ColumnarRequest extends infer R ? (R extends { kind: 'close' } ? never : Omit<R, 'id'>) : never;
 
 export type IndexSettings = Omit<ColumnarOptions, 'file'> & {
   /** The DuckDB file to keep, or undefined for one of this instance's own, removed when it closes. */
@@ -28,7 +27,7 @@ const filesInUse = new Set<string>();
  */
 export class ColumnarIndex {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (answer: PageOfIds) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (answer: PageOfIds | SummaryRows) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private readonly file: string;
   private readonly ownFile: boolean;
@@ -48,11 +47,23 @@ export class ColumnarIndex {
 
   /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
   page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+    return this.ask({ kind: 'page', accountId, dataVersion, filters, page }) as Promise<PageOfIds>;
+  }
+
+  /**
+   * The sums of the rows of `accountId` matching `filters`, by `groupBy` (time buckets of
+   * created_at in `timeZone`, or columns), exact as of its data version `dataVersion` at least.
+   */
+  summary(accountId: number, dataVersion: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+    return this.ask({ kind: 'summary', accountId, dataVersion, filters, groupBy, timeZone }) as Promise<SummaryRows>;
+  }
+
+  private ask(question: Question): Promise<PageOfIds | SummaryRows> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, kind: 'page', accountId, dataVersion, filters, page } satisfies ColumnarRequest);
+      worker.postMessage({ id, ...question } as ColumnarRequest);
     });
   }
 
@@ -84,7 +95,7 @@ export class ColumnarIndex {
         const waiting = this.pending.get(message.id);
         this.pending.delete(message.id);
         if ('error' in message) waiting?.reject(new Error(message.error));
-        else if ('total' in message) waiting?.resolve({ total: message.total, ids: message.ids });
+        else if ('answer' in message) waiting?.resolve(message.answer);
       }
     });
     const stopped = (error: Error) => {

@@ -23,12 +23,37 @@ export interface ColumnarOptions {
   niceness: number;
 }
 
+/** A question about one account's rows, exact as of its data version `dataVersion` at least. */
+interface Question {
+  accountId: number;
+  dataVersion: number;
+  filters: Filter[];
+}
+
+/** The number of rows matching a question and the ids of one page, in ascending order. */
+export interface PageOfIds {
+  total: number;
+  ids: number[];
+}
+
+/**
+ * The sums of the rows matching a question, by group: each row of `groups` holds the group's
+ * keys (in `groupBy` order) and then the measures, as `totals` holds them for every matching
+ * row counted once: conversions, amount, tax_amount, shipping_amount, average_amount, buyers.
+ */
+export interface SummaryRows {
+  groups: (string | number | null)[][];
+  totals: (number | null)[];
+}
+
 export type ColumnarRequest =
-  | { id: number; kind: 'page'; accountId: number; dataVersion: number; filters: Filter[]; page: number }
+  | ({ id: number; kind: 'page'; page: number } & Question)
+  /** `groupBy` names time buckets (TIME_BUCKETS) or columns of the index. */
+  | ({ id: number; kind: 'summary'; groupBy: string[]; timeZone: string } & Question)
   | { id: number; kind: 'close' };
 
 export type ColumnarResponse =
-  | { id: number; total: number; ids: number[] }
+  | { id: number; answer: PageOfIds | SummaryRows }
   | { id: number; error: string }
   | { id: number; closed: true }
   /** The thread has opened the index and the source; it may still be catching up. */

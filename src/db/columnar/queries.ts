@@ -65,3 +65,72 @@ export function pageQuery(table: string, accountId: number, filters: Filter[], u
   const offset = afterId !== undefined ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
   return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params };
 }
+
+/** A time bucket of `created_at`, in the asker's time zone. */
+export type TimeBucket = 'hour' | 'day' | 'week' | 'month';
+export const TIME_BUCKETS: readonly TimeBucket[] = ['hour', 'day', 'week', 'month'];
+
+/** What a summary groups by: a time bucket, or a column of the index (an array column groups by each element). */
+export type GroupKey = { bucket: TimeBucket } | { column: FilterColumn };
+
+// How a bucket's start is written: the local date, or date and hour.
+const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day: '%Y-%m-%d', week: '%Y-%m-%d', month: '%Y-%m-%d' };
+
+/** The most groups a summary answers; one more is asked for, to know that there are more. */
+export const MAX_SUMMARY_GROUPS = 10_000;
+
+/**
+ * The sums of a summary, over the conversions of one group or of all. Money is summed as
+ * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses.
+ */
+const MEASURES = [
+  'count(*)',
+  'coalesce(round(sum(c.amount), 2), 0)',
+  'coalesce(round(sum(c.tax_amount), 2), 0)',
+  'coalesce(round(sum(c.shipping_amount), 2), 0)',
+  'round(avg(c.amount), 2)',
+  'count(DISTINCT c.email)',
+].join(', ');
+
+/**
+ * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
+ * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
+ * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
+ * the IANA time zone `timeZone`: a day is the seller's day.
+ */
+export function summaryQueries(
+  table: string,
+  accountId: number,
+  filters: Filter[],
+  upTo: number,
+  groupBy: GroupKey[],
+  timeZone: string,
+): { groups: DuckDbQuery; totals: DuckDbQuery } {
+  const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const totalsParams = new BoundParams(accountId, upTo);
+  const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
+
+  const params = new BoundParams(accountId, upTo);
+  const withMatched = matched(params);
+  const joins: string[] = [];
+  const keys = groupBy.map((key, index) => {
+    if ('bucket' in key) {
+      params.bind(timeZone);
+      const local = `timezone($${params.values.length}::VARCHAR, to_timestamp(c.created_at))`;
+      return `strftime(date_trunc('${key.bucket}', ${local}), '${BUCKET_FORMAT[key.bucket]}')`;
+    }
+    const { column } = key;
+    if (!column.storage) return `c.${column.name}`;
+    // Each element is a group; a row without elements is in the group of none (null).
+    const { table: elements, parentColumn, valueColumn } = column.storage;
+    joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
+    return `e${index}.${valueColumn}`;
+  });
+  const selected = keys.map((sql, index) => `${sql} AS k${index}`).join(', ');
+  const order = keys.map((_, index) => `k${index} NULLS LAST`).join(', ');
+  const groups = {
+    sql: `${withMatched} SELECT ${selected}, ${MEASURES} FROM c ${joins.join(' ')} GROUP BY ALL ORDER BY ${order} LIMIT ${MAX_SUMMARY_GROUPS + 1}`,
+    params,
+  };
+  return { groups, totals };
+}

@@ -8,9 +8,19 @@ import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisThreadsPriority } from '../worker-thread.js';
 import { AppendOnlyAnswers } from './answers.js';
-import { countAndPagesQuery, countQuery, layoutStatements, pageQuery, type DuckDbQuery } from './queries.js';
+import {
+  countAndPagesQuery,
+  countQuery,
+  layoutStatements,
+  pageQuery,
+  summaryQueries,
+  TIME_BUCKETS,
+  type DuckDbQuery,
+  type GroupKey,
+  type TimeBucket,
+} from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
-import type { ColumnarOptions, ColumnarRequest, ColumnarResponse } from './protocol.js';
+import type { ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
 /**
  * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
@@ -77,8 +87,12 @@ port.on('message', (request: ColumnarRequest) => {
     void close().then(() => port.postMessage({ id: request.id, closed: true } satisfies ColumnarResponse));
     return;
   }
-  page(request.accountId, request.dataVersion, request.filters, request.page).then(
-    (answer) => port.postMessage({ id: request.id, ...answer } satisfies ColumnarResponse),
+  const answering =
+    request.kind === 'page'
+      ? page(request.accountId, request.dataVersion, request.filters, request.page)
+      : summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone);
+  answering.then(
+    (answer) => port.postMessage({ id: request.id, answer } satisfies ColumnarResponse),
     (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies ColumnarResponse),
   );
 });
@@ -225,12 +239,8 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
  * the account's data version `dataVersion` or later. Counts and full pages stay cached across
  * appends (AppendOnlyAnswers): only rows above the id they were counted up to are counted anew.
  */
-async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<{ total: number; ids: number[] }> {
-  if (freshAt.get(accountId) !== dataVersion) {
-    await catchUp();
-    freshAt.set(accountId, dataVersion);
-  }
-  const upTo = watermark;
+async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+  const upTo = await caughtUpFor(accountId, dataVersion);
   const key = `${accountId}:${filterKey(filters)}`;
   const run = ({ sql, params }: DuckDbQuery) => reader.runAndReadAll(sql, params.values, params.types);
   const count = async (above: number): Promise<number> => {
@@ -259,6 +269,38 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   const ids = result.getRows().map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
+}
+
+/** The watermark to answer an account's question at: its rows as of `dataVersion` at least are in the index. */
+async function caughtUpFor(accountId: number, dataVersion: number): Promise<number> {
+  if (freshAt.get(accountId) !== dataVersion) {
+    await catchUp();
+    freshAt.set(accountId, dataVersion);
+  }
+  return watermark;
+}
+
+/** The sums of the account's rows matching `filters`, by the keys of `groupBy` (none: one group of all). */
+async function summary(accountId: number, dataVersion: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+  const upTo = await caughtUpFor(accountId, dataVersion);
+  const keys = groupBy.map((name): GroupKey => {
+    if ((TIME_BUCKETS as readonly string[]).includes(name)) return { bucket: name as TimeBucket };
+    const column = columns.find((candidate) => candidate.name === name);
+    if (!column) throw new Error(`the index has no column ${name}`);
+    return { column };
+  });
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, timeZone);
+  const run = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows().map((row) => row.map(plain));
+  const totals = (await run(queries.totals))[0]!;
+  const groups = keys.length === 0 ? [totals] : await run(queries.groups);
+  return { groups, totals: totals as (number | null)[] };
+}
+
+/** A DuckDB value as JSON has it: counts and integers arrive as bigint. */
+function plain(value: unknown): string | number | null {
+  if (typeof value === 'bigint') return Number(value);
+  if (value === null || typeof value === 'number' || typeof value === 'string') return value;
+  return String(value);
 }
 
 async function close(): Promise<void> {

@@ -2,7 +2,7 @@
 
 -- layoutStatements("conversions", the filterable columns, ["user_id","zip_code"])
 DROP TABLE IF EXISTS conversions;
-CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR);
+CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR, email VARCHAR);
 DROP TABLE IF EXISTS conversion_tracking_codes;
 CREATE TABLE conversion_tracking_codes (conversion_id BIGINT NOT NULL, account_id BIGINT NOT NULL, code VARCHAR NOT NULL);
 CREATE INDEX conversions_user_id ON conversions (user_id);
@@ -152,3 +152,43 @@ LIMIT 100;
 SELECT count(*)
 FROM conversions
 WHERE id > $2::BIGINT AND id <= $3::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $4::BIGINT AND $5::BIGINT AND utm_source = $6::VARCHAR;
+
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", "America/New_York").groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
+SELECT strftime(date_trunc('day', timezone($5::VARCHAR, to_timestamp(c.created_at))), '%Y-%m-%d') AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c
+GROUP BY ALL
+ORDER BY k0 NULLS LAST, k1 NULLS LAST
+LIMIT 10001;
+
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", "America/New_York").totals
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c;
+
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", "America/New_York").groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
+SELECT strftime(date_trunc('month', timezone($3::VARCHAR, to_timestamp(c.created_at))), '%Y-%m-%d') AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c
+GROUP BY ALL
+ORDER BY k0 NULLS LAST, k1 NULLS LAST
+LIMIT 10001;
+
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", "America/New_York").totals
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c;
+
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", "America/New_York").groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
+SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c
+LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id
+GROUP BY ALL
+ORDER BY k0 NULLS LAST
+LIMIT 10001;
+
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", "America/New_York").totals
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+FROM c;
