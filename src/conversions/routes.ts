@@ -1,3 +1,5 @@
+import { Readable, pipeline } from 'node:stream';
+import { createGzip } from 'node:zlib';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { TIME_BUCKETS } from '../db/columnar/queries.js';
@@ -7,6 +9,16 @@ import { JSON_CONTENT_TYPE } from '../http/reply.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
 import { ConversionSummary, MAX_GROUP_KEYS } from './summary.js';
+import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from './export.js';
+
+const ExportParams = {
+  format: Type.Optional(
+    Type.String({
+      enum: [...EXPORT_FORMATS],
+      description: 'ndjson (each line a conversion as the list has it) or csv; absent: from the Accept header, else ndjson',
+    }),
+  ),
+};
 
 const SummaryParams = {
   group_by: Type.Optional(
@@ -55,5 +67,36 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
       validatorCompiler: documentationOnly,
     },
     (request) => conversions.summary(request.accountId, request.dataVersion, request.query),
+  );
+
+  app.get(
+    '/conversions/export',
+    {
+      schema: {
+        summary: 'Export every matching conversion',
+        description:
+          "Every conversion matching the list's filters in ascending id order, streamed as NDJSON or CSV; gzip when the client accepts it. " +
+          'A broken download resumes with id.gt set to the last id received. See the API reference.',
+        tags: ['conversions'],
+        querystring: filterQueryDocs(conversionCatalogue, ExportParams),
+        produces: Object.values(EXPORT_CONTENT_TYPES),
+        // A stream, which Fastify sends as it is; the schema documents it.
+        response: { 200: Type.Unsafe<Readable>(Type.String({ description: 'NDJSON or CSV, by the format asked for' })), 400: ErrorMessage, 401: ErrorMessage },
+      },
+      validatorCompiler: documentationOnly,
+    },
+    async (request, reply) => {
+      const { format, chunks } = conversions.export(request.accountId, request.dataVersion, request.query, request.headers.accept);
+      const date = new Date().toISOString().slice(0, 10);
+      reply
+        .type(EXPORT_CONTENT_TYPES[format])
+        .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
+        .header('vary', 'accept, accept-encoding');
+      const text = Readable.from(chunks());
+      if (!/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) return reply.send(text);
+      // A failure part way (the database gone) ends the response early, which the client sees as a broken download.
+      const compressed: Readable = pipeline(text, createGzip(), (error) => error && request.log.warn({ err: error }, 'export ended early'));
+      return reply.header('content-encoding', 'gzip').send(compressed);
+    },
   );
 };

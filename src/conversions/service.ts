@@ -7,9 +7,10 @@ import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
+import { type ExportFormat, exportChunks, parseExportQuery } from './export.js';
 
 /** What answers questions about conversions: the number matching, the ids of a page, sums by group (src/db/columnar). */
-export type ConversionQuestions = Pick<ColumnarIndex, 'page' | 'summary'>;
+export type ConversionQuestions = Pick<ColumnarIndex, 'page' | 'summary' | 'idsAfter'>;
 
 export class ConversionService {
   private readonly conversions: ConversionRepository;
@@ -53,5 +54,20 @@ export class ConversionService {
   async summary(accountId: number, dataVersion: number, query: RawQuery): Promise<ConversionSummary> {
     const { filters, groupBy, timeZone } = parseSummaryQuery(query);
     return summaryOf(await this.questions.summary(accountId, dataVersion, filters, groupBy, timeZone), groupBy);
+  }
+
+  /**
+   * Every conversion of the account matching the query string's filters, in id order, as NDJSON
+   * (each line the list's entry) or CSV: the format from `format`, else from `accept`. The query
+   * is checked at once; `chunks` reads the text a batch at a time as it is consumed.
+   */
+  export(accountId: number, dataVersion: number, query: RawQuery, accept: string | undefined): { format: ExportFormat; chunks: () => AsyncGenerator<string> } {
+    const { filters, format } = parseExportQuery(query, accept);
+    const source = {
+      idsAfter: async (afterId: number, upTo: number | undefined, limit: number) =>
+        this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
+      entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
+    };
+    return { format, chunks: () => exportChunks(source, format) };
   }
 }

@@ -28,7 +28,16 @@ import { ConversionRepository, type NewConversion } from '../../src/conversions/
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { validateConversion } from '../../src/conversions/validate.js';
-import { countAndPagesQuery, countQuery, layoutStatements, pageQuery, summaryQueries, type DuckDbQuery, type GroupKey } from '../../src/db/columnar/queries.js';
+import {
+  countAndPagesQuery,
+  countQuery,
+  idsAfterQuery,
+  layoutStatements,
+  pageQuery,
+  summaryQueries,
+  type DuckDbQuery,
+  type GroupKey,
+} from '../../src/db/columnar/queries.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
@@ -320,6 +329,10 @@ export function columnarExamples(): ColumnarExample[] {
   examples.push({
     call: `countQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, above, upTo)`,
     query: countQuery(table, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
+  });
+  examples.push({
+    call: `idsAfterQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, upTo, afterId, 2000)`,
+    query: idsAfterQuery(table, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });

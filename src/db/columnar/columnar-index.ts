@@ -5,9 +5,9 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { Filter } from '../../filters/parse.js';
 import { startWorker } from '../worker-thread.js';
-import type { ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
-export type { PageOfIds, SummaryRows } from './protocol.js';
+export type { BatchOfIds, PageOfIds, SummaryRows } from './protocol.js';
 
 // A request as the caller makes it: the id is the index's.
 type Question = ColumnarRequest extends infer R ? (R extends { kind: 'close' } ? never : Omit<R, 'id'>) : never;
@@ -27,7 +27,7 @@ const filesInUse = new Set<string>();
  */
 export class ColumnarIndex {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (answer: PageOfIds | SummaryRows) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (answer: PageOfIds | SummaryRows | BatchOfIds) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private readonly file: string;
   private readonly ownFile: boolean;
@@ -58,7 +58,15 @@ export class ColumnarIndex {
     return this.ask({ kind: 'summary', accountId, dataVersion, filters, groupBy, timeZone }) as Promise<SummaryRows>;
   }
 
-  private ask(question: Question): Promise<PageOfIds | SummaryRows> {
+  /**
+   * Up to `limit` ids after `afterId` of the rows of `accountId` matching `filters`, in ascending
+   * order, up to `upTo` (the answer's own `upTo` for the first batch, as of its data version).
+   */
+  idsAfter(accountId: number, dataVersion: number, filters: Filter[], afterId: number, upTo: number | undefined, limit: number): Promise<BatchOfIds> {
+    return this.ask({ kind: 'ids', accountId, dataVersion, filters, afterId, upTo, limit }) as Promise<BatchOfIds>;
+  }
+
+  private ask(question: Question): Promise<PageOfIds | SummaryRows | BatchOfIds> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -46,14 +46,22 @@ export interface SummaryRows {
   totals: (number | null)[];
 }
 
+/** The next ids of an export, and the id it reads up to: every batch of one export is of the same rows. */
+export interface BatchOfIds {
+  ids: number[];
+  upTo: number;
+}
+
 export type ColumnarRequest =
   | ({ id: number; kind: 'page'; page: number } & Question)
   /** `groupBy` names time buckets (TIME_BUCKETS) or columns of the index. */
   | ({ id: number; kind: 'summary'; groupBy: string[]; timeZone: string } & Question)
+  /** `upTo` undefined: as of now (the first batch); else the `upTo` of the batch before. */
+  | ({ id: number; kind: 'ids'; afterId: number; upTo: number | undefined; limit: number } & Question)
   | { id: number; kind: 'close' };
 
 export type ColumnarResponse =
-  | { id: number; answer: PageOfIds | SummaryRows }
+  | { id: number; answer: PageOfIds | SummaryRows | BatchOfIds }
   | { id: number; error: string }
   | { id: number; closed: true }
   /** The thread has opened the index and the source; it may still be catching up. */

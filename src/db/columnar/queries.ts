@@ -66,6 +66,12 @@ export function pageQuery(table: string, accountId: number, filters: Filter[], u
   return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params };
 }
 
+/** Up to `limit` ids of the account's rows matching `filters` after `afterId`, up to `upTo`, in ascending order: an export's next batch. */
+export function idsAfterQuery(table: string, accountId: number, filters: Filter[], upTo: number, afterId: number, limit: number): DuckDbQuery {
+  const params = new BoundParams(accountId, upTo, afterId);
+  return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`, params };
+}
+
 /** A time bucket of `created_at`, in the asker's time zone. */
 export type TimeBucket = 'hour' | 'day' | 'week' | 'month';
 export const TIME_BUCKETS: readonly TimeBucket[] = ['hour', 'day', 'week', 'month'];

@@ -11,6 +11,7 @@ import { AppendOnlyAnswers } from './answers.js';
 import {
   countAndPagesQuery,
   countQuery,
+  idsAfterQuery,
   layoutStatements,
   pageQuery,
   summaryQueries,
@@ -20,7 +21,7 @@ import {
   type TimeBucket,
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
-import type { ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
 /**
  * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
@@ -90,7 +91,9 @@ port.on('message', (request: ColumnarRequest) => {
   const answering =
     request.kind === 'page'
       ? page(request.accountId, request.dataVersion, request.filters, request.page)
-      : summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone);
+      : request.kind === 'summary'
+        ? summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone)
+        : idsAfter(request.accountId, request.dataVersion, request.filters, request.afterId, request.upTo, request.limit);
   answering.then(
     (answer) => port.postMessage({ id: request.id, answer } satisfies ColumnarResponse),
     (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies ColumnarResponse),
@@ -294,6 +297,21 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   const totals = (await run(queries.totals))[0]!;
   const groups = keys.length === 0 ? [totals] : await run(queries.groups);
   return { groups, totals: totals as (number | null)[] };
+}
+
+/** The next `limit` ids after `afterId` of the account's rows matching `filters`, up to `upTo` (now when undefined). */
+async function idsAfter(
+  accountId: number,
+  dataVersion: number,
+  filters: Filter[],
+  afterId: number,
+  upTo: number | undefined,
+  limit: number,
+): Promise<BatchOfIds> {
+  const until = upTo ?? (await caughtUpFor(accountId, dataVersion));
+  const { sql, params } = idsAfterQuery(table, accountId, filters, until, afterId, limit);
+  const result = await reader.runAndReadAll(sql, params.values, params.types);
+  return { ids: result.getRows().map((row) => Number(row[0])), upTo: until };
 }
 
 /** A DuckDB value as JSON has it: counts and integers arrive as bigint. */

@@ -153,6 +153,13 @@ SELECT count(*)
 FROM conversions
 WHERE id > $2::BIGINT AND id <= $3::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $4::BIGINT AND $5::BIGINT AND utm_source = $6::VARCHAR;
 
+-- idsAfterQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, afterId, 2000)
+SELECT id
+FROM conversions
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $4::BIGINT AND $5::BIGINT AND utm_source = $6::VARCHAR
+ORDER BY id
+LIMIT 2000;
+
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", "America/New_York").groups
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
 SELECT strftime(date_trunc('day', timezone($5::VARCHAR, to_timestamp(c.created_at))), '%Y-%m-%d') AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
