@@ -48,7 +48,8 @@ describeEachEngine('README and docs/tour.md tour', (engine) => {
   for (const example of examples) {
     test(`answers as printed in ${example.file}: ${example.url}`, async () => {
       const response = await ctx.app.inject({ url: example.url, headers: { 'x-api-key': example.keyText === '$KEY' ? key : example.keyText } });
-      if (!example.summarised) return assert.equal(response.body, example.answer);
+      // A body ending in a line feed (an NDJSON export) prints as its line.
+      if (!example.summarised) return assert.equal(response.body.replace(/\n$/, ''), example.answer);
       const body = response.json();
       const summary = { totalEntries: body.totalEntries, totalPages: body.totalPages, receipts: body.entries.map((e: { receipt: string }) => e.receipt) };
       assert.equal(JSON.stringify(summary), example.answer);
