@@ -33,6 +33,7 @@ import { seededRandom } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
+import { measureReports } from './reports.js';
 import { engineFloorSeconds } from './engine-floor.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import { assetScenario, conversionScenarios, type ConversionFacts, type DataSummary, type Scenario } from './scenarios.js';
@@ -61,8 +62,24 @@ const CATCH_UP_POLL_MS = 50;
 const CATCH_UP_GIVE_UP_MS = 10 * 60 * 1000;
 
 const TARGETS = {
-  sqlite: { requestsPerSecond: 2000, p99Ms: 20, importRowsPerSecond: 50_000, cold: { p50Ms: 15, p90Ms: 40, maxMs: 100 }, probeP99Ms: 20 },
-  postgres: { requestsPerSecond: 1000, p99Ms: 40, importRowsPerSecond: 25_000, cold: { p50Ms: 50, p90Ms: 120, maxMs: 250 }, probeP99Ms: 30 },
+  sqlite: {
+    requestsPerSecond: 2000,
+    p99Ms: 20,
+    importRowsPerSecond: 50_000,
+    cold: { p50Ms: 15, p90Ms: 40, maxMs: 100 },
+    probeP99Ms: 20,
+    reports: { quarterP50Ms: 30, everythingMaxMs: 100, exportRowsPerSecond: 150_000 },
+  },
+  // Reports and export: within three times the embedded default's.
+  postgres: {
+    requestsPerSecond: 1000,
+    p99Ms: 40,
+    importRowsPerSecond: 25_000,
+    cold: { p50Ms: 50, p90Ms: 120, maxMs: 250 },
+    probeP99Ms: 30,
+    reports: { quarterP50Ms: 90, everythingMaxMs: 300, exportRowsPerSecond: 50_000 },
+  },
+  exportGrowthMiB: 32,
   rssMiB: 256,
   uploadGrowthMiB: 64,
 };
@@ -556,6 +573,17 @@ async function main(): Promise<number> {
     }));
     const probe = { ...cold.probe, met: cold.probe.p99Ms <= targets.probeP99Ms };
 
+    log('reports: summaries of new quarters by day and source, of everything by month and cart, and the export of every conversion...');
+    const reports = await measureReports(service.baseUrl, API_KEY, servicePid, options.conversions, SEED);
+    const reportsMet = {
+      quarter: reports.quarterByDayAndSource.p50Ms <= targets.reports.quarterP50Ms,
+      everything: reports.everythingByMonthAndCart.maxMs <= targets.reports.everythingMaxMs,
+      export:
+        reports.export.rowsPerSecond >= targets.reports.exportRowsPerSecond &&
+        reports.export.rssGrowthMiB !== undefined &&
+        reports.export.rssGrowthMiB <= TARGETS.exportGrowthMiB,
+    };
+
     // Last, so that the peak below covers it too: the growth of the server's memory while it takes 1 GiB.
     const restingRssMiB = memoryMiB(servicePid, 'VmRSS');
     const stopUploadSampling = sampleRss(servicePid);
@@ -637,6 +665,16 @@ async function main(): Promise<number> {
     console.log(
       `probe: one buyer's conversions (a buyer of the data drawn each time) p99 ${fixed(probe.buyer.p99Ms, 1)} ms${probe.asset ? `, the public asset p99 ${fixed(probe.asset.p99Ms, 1)} ms` : ''}; service peak RSS during the cold questions ${fixed(coldRssMiB)} MiB`,
     );
+    const { quarterByDayAndSource: quarter, everythingByMonthAndCart: everything } = reports;
+    console.log(
+      `\nsummary of a new quarter by day,utm_source: ${quarter.asked} asked, p50 ${fixed(quarter.p50Ms, 1)} ms, max ${fixed(quarter.maxMs, 1)} ms (target p50 ≤${targets.reports.quarterP50Ms} ms): ${yes(reportsMet.quarter)}  e.g. ${quarter.example}`,
+    );
+    console.log(
+      `summary of everything by month,cart_integration, each in a new time zone: ${everything.asked} asked, p50 ${fixed(everything.p50Ms, 1)} ms, max ${fixed(everything.maxMs, 1)} ms (target ≤${targets.reports.everythingMaxMs} ms): ${yes(reportsMet.everything)}`,
+    );
+    console.log(
+      `export of all ${reports.export.rows} as NDJSON: ${reports.export.seconds.toFixed(1)} s = ${reports.export.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.reports.exportRowsPerSecond}), server RSS grew ${fixed(reports.export.rssGrowthMiB)} MiB (target ≤${TARGETS.exportGrowthMiB}): ${yes(reportsMet.export)}`,
+    );
     console.log('');
     console.log(
       `import (the service running): ${options.conversions} rows in ${current.import.seconds.toFixed(1)} s = ${current.import.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`,
@@ -664,6 +702,9 @@ async function main(): Promise<number> {
       ...rows.filter((row) => !row.met).map((row) => row.scenario),
       ...coldFamilyRows.filter((row) => !row.met).map((row) => `cold ${row.family}`),
       ...(probe.met ? [] : ['probe']),
+      ...Object.entries(reportsMet)
+        .filter(([, met]) => !met)
+        .map(([name]) => `reports ${name}`),
       ...(importMet ? [] : ['import']),
       ...(memoryMet ? [] : ['memory']),
       ...(uploadMet ? [] : ['upload']),
@@ -706,6 +747,7 @@ async function main(): Promise<number> {
         probe: { everyMs: PROBE_EVERY_MS, assetUrl, ...probe },
         serverRssMiB: coldRssMiB,
       },
+      reports: { ...reports, met: reportsMet },
       memory: { peakRssMiB, met: memoryMet },
       upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
       answersChecked: checked + cold.answersChecked,
