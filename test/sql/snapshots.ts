@@ -38,6 +38,7 @@ import {
   type DuckDbQuery,
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
+import { offsetSpans } from '../../src/db/columnar/time-zones.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
@@ -341,8 +342,10 @@ export function columnarExamples(): ColumnarExample[] {
     ['', [{ bucket: 'month' }, column('cart_integration')], 'month,cart_integration'],
     ['utm_source=facebook', [column('tracking_codes')], 'tracking_codes'],
   ] as const) {
-    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], 'America/New_York');
-    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", "America/New_York")`;
+    // New York over 2026, whose offset changes twice.
+    const offsets = offsetSpans('America/New_York', Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000);
+    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
+    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
   return examples;

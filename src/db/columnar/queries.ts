@@ -2,6 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
+import type { OffsetSpan } from './time-zones.js';
 
 /**
  * The SQL of the columnar index (worker.ts), built by pure functions so that the snapshots of
@@ -72,6 +73,12 @@ export function idsAfterQuery(table: string, accountId: number, filters: Filter[
   return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`, params };
 }
 
+/** The earliest and the latest `created_at` of the account's rows up to `upTo`: the span a summary's time zone is looked at over. */
+export function createdAtRangeQuery(table: string, accountId: number, upTo: number): DuckDbQuery {
+  const params = new BoundParams(accountId, upTo);
+  return { sql: `SELECT min(created_at), max(created_at) FROM ${table} WHERE account_id = $1::BIGINT AND id <= $2::BIGINT`, params };
+}
+
 /** A time bucket of `created_at`, in the asker's time zone. */
 export type TimeBucket = 'hour' | 'day' | 'week' | 'month';
 export const TIME_BUCKETS: readonly TimeBucket[] = ['hour', 'day', 'week', 'month'];
@@ -102,7 +109,7 @@ const MEASURES = [
  * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
  * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
  * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
- * the IANA time zone `timeZone`: a day is the seller's day.
+ * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
  */
 export function summaryQueries(
   table: string,
@@ -110,33 +117,34 @@ export function summaryQueries(
   filters: Filter[],
   upTo: number,
   groupBy: GroupKey[],
-  timeZone: string,
+  offsets: OffsetSpan[],
 ): { groups: DuckDbQuery; totals: DuckDbQuery } {
   const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
   const totalsParams = new BoundParams(accountId, upTo);
   const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
 
   const params = new BoundParams(accountId, upTo);
-  const withMatched = matched(params);
   const joins: string[] = [];
+  // Grouped by the bucket's start as a timestamp, written as text once per group, not per row.
   const keys = groupBy.map((key, index) => {
-    if ('bucket' in key) {
-      params.bind(timeZone);
-      const local = `timezone($${params.values.length}::VARCHAR, to_timestamp(c.created_at))`;
-      return `strftime(date_trunc('${key.bucket}', ${local}), '${BUCKET_FORMAT[key.bucket]}')`;
-    }
+    if ('bucket' in key)
+      return { sql: `date_trunc('${key.bucket}', make_timestamp((c.created_at + ${offsetOf(offsets)}) * 1000000))`, format: BUCKET_FORMAT[key.bucket] };
     const { column } = key;
-    if (!column.storage) return `c.${column.name}`;
+    if (!column.storage) return { sql: `c.${column.name}`, format: undefined };
     // Each element is a group; a row without elements is in the group of none (null).
     const { table: elements, parentColumn, valueColumn } = column.storage;
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
-    return `e${index}.${valueColumn}`;
+    return { sql: `e${index}.${valueColumn}`, format: undefined };
   });
-  const selected = keys.map((sql, index) => `${sql} AS k${index}`).join(', ');
-  const order = keys.map((_, index) => `k${index} NULLS LAST`).join(', ');
-  const groups = {
-    sql: `${withMatched} SELECT ${selected}, ${MEASURES} FROM c ${joins.join(' ')} GROUP BY ALL ORDER BY ${order} LIMIT ${MAX_SUMMARY_GROUPS + 1}`,
-    params,
-  };
-  return { groups, totals };
+  const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${MEASURES} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
+  const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
+  const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${keys.map((_, index) => `k${index}`).join(', ')}) FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
+  return { groups: { sql, params }, totals };
+}
+
+/** The offset to add to `c.created_at` for local time: one number, or a CASE over the changes (numbers computed, never text asked). */
+function offsetOf(offsets: OffsetSpan[]): string {
+  if (offsets.length <= 1) return String(offsets[0]?.offsetSeconds ?? 0);
+  const changes = offsets.slice(1).map((span, index) => `WHEN c.created_at < ${span.from} THEN ${offsets[index]!.offsetSeconds}`);
+  return `CASE ${changes.join(' ')} ELSE ${offsets.at(-1)!.offsetSeconds} END`;
 }

@@ -7,10 +7,12 @@ import { filterKey } from '../../filters/list-cache.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisThreadsPriority } from '../worker-thread.js';
+import { type OffsetSpan, offsetSpans } from './time-zones.js';
 import { AppendOnlyAnswers } from './answers.js';
 import {
   countAndPagesQuery,
   countQuery,
+  createdAtRangeQuery,
   idsAfterQuery,
   layoutStatements,
   pageQuery,
@@ -292,11 +294,22 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
     if (!column) throw new Error(`the index has no column ${name}`);
     return { column };
   });
-  const queries = summaryQueries(table, accountId, filters, upTo, keys, timeZone);
+  const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
   const run = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows().map((row) => row.map(plain));
   const totals = (await run(queries.totals))[0]!;
   const groups = keys.length === 0 ? [totals] : await run(queries.groups);
   return { groups, totals: totals as (number | null)[] };
+}
+
+/** The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`. */
+async function offsetsOver(accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
+  const { sql, params } = createdAtRangeQuery(table, accountId, upTo);
+  const [earliest, latest] = (await reader.runAndReadAll(sql, params.values, params.types))
+    .getRows()[0]!
+    .map((value) => (value === null ? undefined : Number(value)));
+  const now = Math.floor(Date.now() / 1000);
+  return offsetSpans(timeZone, earliest ?? now, (latest ?? now) + 1);
 }
 
 /** The next `limit` ids after `afterId` of the account's rows matching `filters`, up to `upTo` (now when undefined). */

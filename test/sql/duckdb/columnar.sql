@@ -160,42 +160,38 @@ WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND creat
 ORDER BY id
 LIMIT 2000;
 
--- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", "America/New_York").groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
-SELECT strftime(date_trunc('day', timezone($5::VARCHAR, to_timestamp(c.created_at))), '%Y-%m-%d') AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
-FROM c
-GROUP BY ALL
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c GROUP BY ALL)
+SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
+FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", "America/New_York").totals
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
 SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
 FROM c;
 
--- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", "America/New_York").groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
-SELECT strftime(date_trunc('month', timezone($3::VARCHAR, to_timestamp(c.created_at))), '%Y-%m-%d') AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
-FROM c
-GROUP BY ALL
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c GROUP BY ALL)
+SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
+FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", "America/New_York").totals
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
 SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
 FROM c;
 
--- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", "America/New_York").groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
-SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
-FROM c
-LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id
-GROUP BY ALL
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR), g AS (SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id GROUP BY ALL)
+SELECT k0, * EXCLUDE (k0)
+FROM g
 ORDER BY k0 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", "America/New_York").totals
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
 SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
 FROM c;
