@@ -20,7 +20,7 @@ export interface AssetRouteOptions {
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) });
 const FORM_DOC = `multipart/form-data with the fields ${FORM_FIELDS.join(', ')}. See the API reference.`;
-/** Interface 4.3 to 4.5: every failed write of an asset is a 400. */
+/** Every failed create, update or delete of an asset is a 400 (docs/api.md, "Assets"), whatever went wrong. */
 const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: documentationOnly };
 
 /** Asset ids in paths: a number, or else an asset that does not exist. */

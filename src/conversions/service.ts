@@ -64,8 +64,7 @@ export class ConversionService {
   export(accountId: number, dataVersion: number, query: RawQuery, accept: string | undefined): { format: ExportFormat; chunks: () => AsyncGenerator<string> } {
     const { filters, format } = parseExportQuery(query, accept);
     const source = {
-      idsAfter: async (afterId: number, upTo: number | undefined, limit: number) =>
-        this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
+      idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
       entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
     };
     return { format, chunks: () => exportChunks(source, format) };

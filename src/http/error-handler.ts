@@ -26,7 +26,7 @@ function clientMessage(error: FastifyError | AppError): string {
   return error.message;
 }
 
-/** Interface 4.3 to 4.5: a failed write of an asset is a 400, whatever else went wrong. */
+/** A failed create, update or delete of an asset is a 400 (docs/api.md, "Assets"), whatever else went wrong. */
 function clientStatus(request: FastifyRequest, status: number): number {
   if (status === 401) return status;
   const writeErrorsAre400 = (request.routeOptions.config as { writeErrorsAre400?: boolean } | undefined)?.writeErrorsAre400;

@@ -5,12 +5,9 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { Filter } from '../../filters/parse.js';
 import { startWorker } from '../worker-thread.js';
-import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import type { BatchOfIds, ColumnarAnswer, ColumnarOptions, ColumnarQuestion, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
 export type { BatchOfIds, PageOfIds, SummaryRows } from './protocol.js';
-
-// A request as the caller makes it: the id is the index's.
-type Question = ColumnarRequest extends infer R ? (R extends { kind: 'close' } ? never : Omit<R, 'id'>) : never;
 
 export type IndexSettings = Omit<ColumnarOptions, 'file'> & {
   /** The DuckDB file to keep, or undefined for one of this instance's own, removed when it closes. */
@@ -27,7 +24,7 @@ const filesInUse = new Set<string>();
  */
 export class ColumnarIndex {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (answer: PageOfIds | SummaryRows | BatchOfIds) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (answer: ColumnarAnswer) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private readonly file: string;
   private readonly ownFile: boolean;
@@ -66,12 +63,12 @@ export class ColumnarIndex {
     return this.ask({ kind: 'ids', accountId, dataVersion, filters, afterId, upTo, limit }) as Promise<BatchOfIds>;
   }
 
-  private ask(question: Question): Promise<PageOfIds | SummaryRows | BatchOfIds> {
+  private ask(question: ColumnarQuestion): Promise<ColumnarAnswer> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, ...question } as ColumnarRequest);
+      worker.postMessage({ id, ...question } satisfies ColumnarRequest);
     });
   }
 

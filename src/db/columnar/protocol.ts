@@ -52,16 +52,20 @@ export interface BatchOfIds {
   upTo: number;
 }
 
-export type ColumnarRequest =
-  | ({ id: number; kind: 'page'; page: number } & Question)
+/** What the index is asked, and answers with a PageOfIds, SummaryRows or BatchOfIds in that order. */
+export type ColumnarQuestion =
+  | ({ kind: 'page'; page: number } & Question)
   /** `groupBy` names time buckets (TIME_BUCKETS) or columns of the index. */
-  | ({ id: number; kind: 'summary'; groupBy: string[]; timeZone: string } & Question)
+  | ({ kind: 'summary'; groupBy: string[]; timeZone: string } & Question)
   /** `upTo` undefined: as of now (the first batch); else the `upTo` of the batch before. */
-  | ({ id: number; kind: 'ids'; afterId: number; upTo: number | undefined; limit: number } & Question)
-  | { id: number; kind: 'close' };
+  | ({ kind: 'ids'; afterId: number; upTo: number | undefined; limit: number } & Question);
+
+export type ColumnarAnswer = PageOfIds | SummaryRows | BatchOfIds;
+
+export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { id: number; kind: 'close' };
 
 export type ColumnarResponse =
-  | { id: number; answer: PageOfIds | SummaryRows | BatchOfIds }
+  | { id: number; answer: ColumnarAnswer }
   | { id: number; error: string }
   | { id: number; closed: true }
   /** The thread has opened the index and the source; it may still be catching up. */

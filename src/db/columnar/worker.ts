@@ -28,8 +28,9 @@ import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, Pa
 /**
  * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
  * database of its filterable columns, derived from the system of record (SQLite or PostgreSQL)
- * and caught up from it by id. It answers counts and the ids of a page; the rows' entries stay
- * in the system of record. Losing the DuckDB file costs a rebuild, never data.
+ * and caught up from it by id. It answers counts and the ids of a page, sums by group and the ids
+ * of an export's batches; the rows' entries stay in the system of record. Losing the DuckDB file
+ * costs a rebuild, never data.
  */
 
 const options = workerData as ColumnarOptions;
@@ -51,6 +52,8 @@ const LOG_FROM_ROWS = 50_000;
 const COUNTED_PAGES = 10;
 
 const log = (message: string) => port.postMessage({ log: message } satisfies ColumnarResponse);
+/** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
+const rowsOf = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
 
 lowerThisThreadsPriority(options.niceness);
 let source: RowSource;
@@ -247,19 +250,14 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
 async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const upTo = await caughtUpFor(accountId, dataVersion);
   const key = `${accountId}:${filterKey(filters)}`;
-  const run = ({ sql, params }: DuckDbQuery) => reader.runAndReadAll(sql, params.values, params.types);
-  const count = async (above: number): Promise<number> => {
-    const result = await run(countQuery(table, accountId, filters, above, upTo));
-    return Number(result.getRows()[0]![0]);
-  };
+  const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(table, accountId, filters, above, upTo)))[0]![0]);
 
   let total = await answers.count(key, upTo, count);
   const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page.
-    const result = await run(countAndPagesQuery(table, accountId, filters, upTo, page));
-    const [counted, smallest] = result.getRows()[0]!;
+    const [counted, smallest] = (await rowsOf(countAndPagesQuery(table, accountId, filters, upTo, page)))[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
     const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
@@ -270,8 +268,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1, upTo);
-  const result = await run(pageQuery(table, accountId, filters, upTo, page, before?.at(-1)));
-  const ids = result.getRows().map((row) => Number(row[0]));
+  const ids = (await rowsOf(pageQuery(table, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
 }
@@ -296,7 +293,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   });
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
   const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
-  const run = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows().map((row) => row.map(plain));
+  const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   const totals = (await run(queries.totals))[0]!;
   const groups = keys.length === 0 ? [totals] : await run(queries.groups);
   return { groups, totals: totals as (number | null)[] };
@@ -304,10 +301,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
 
 /** The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`. */
 async function offsetsOver(accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
-  const { sql, params } = createdAtRangeQuery(table, accountId, upTo);
-  const [earliest, latest] = (await reader.runAndReadAll(sql, params.values, params.types))
-    .getRows()[0]!
-    .map((value) => (value === null ? undefined : Number(value)));
+  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(table, accountId, upTo)))[0]!.map((value) => (value === null ? undefined : Number(value)));
   const now = Math.floor(Date.now() / 1000);
   return offsetSpans(timeZone, earliest ?? now, (latest ?? now) + 1);
 }
@@ -322,9 +316,8 @@ async function idsAfter(
   limit: number,
 ): Promise<BatchOfIds> {
   const until = upTo ?? (await caughtUpFor(accountId, dataVersion));
-  const { sql, params } = idsAfterQuery(table, accountId, filters, until, afterId, limit);
-  const result = await reader.runAndReadAll(sql, params.values, params.types);
-  return { ids: result.getRows().map((row) => Number(row[0])), upTo: until };
+  const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
+  return { ids, upTo: until };
 }
 
 /** A DuckDB value as JSON has it: counts and integers arrive as bigint. */
