@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem } from '../../src/conversions/import.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine, tempDir } from '../helpers/database.js';
-import { conversionRecord, variedText } from '../helpers/fixtures.js';
+import { CONVERSION_FIELDS, conversionRecord, variedText } from '../helpers/fixtures.js';
 
 /**
  * The import path of conversions (docs/command-line.md, "Importing conversions"): every row is
@@ -57,47 +57,8 @@ function writeAll(stream: Writable, text: string): Promise<void> {
   });
 }
 
-/** The fields an import takes: those of a conversion entry (docs/api.md, "Conversions") but its id. */
-const IMPORT_FIELDS = [
-  'created_at',
-  'cart_integration',
-  'receipt',
-  'original_receipt',
-  'amount',
-  'tax_amount',
-  'shipping_amount',
-  'products',
-  'email',
-  'user_id',
-  'page_id',
-  'page_version',
-  'upsell_flow_id',
-  'upsell_session',
-  'upsell_path',
-  'upsell_group',
-  'upsell_step',
-  'country',
-  'mobile',
-  'affiliate',
-  'vendor',
-  'role',
-  'tracking_codes',
-  'referrer',
-  'referrer_name',
-  'referrer_medium',
-  'joint_venture_order',
-  'currency',
-  'hostname',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_content',
-  'first_name',
-  'last_name',
-  'zip_code',
-  'payment_method',
-  'affiliate_payouts',
-];
+/** The fields an import takes: those of a conversion entry but its id. */
+const IMPORT_FIELDS = CONVERSION_FIELDS.filter((field) => field !== 'id');
 const ARRAY_FIELDS = new Set(['products', 'tracking_codes', 'affiliate_payouts']);
 
 /** Three rows: every field set (with commas, quotes and non-ASCII), only the required ones, and edge values. */

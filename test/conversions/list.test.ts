@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine } from '../helpers/database.js';
-import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
+import { CONVERSION_FIELDS, conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * GET /api/v1/conversions: every filter form on every column type, pagination, the 400s of a
@@ -12,50 +12,9 @@ import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
  * records whose expected results are stated per query; results are compared as sets of receipts.
  */
 
-/** The fields of a conversion entry (docs/api.md, "Conversions"); the buyer's country is `country`. */
-const ENTRY_FIELDS = [
-  'id',
-  'created_at',
-  'cart_integration',
-  'receipt',
-  'original_receipt',
-  'amount',
-  'tax_amount',
-  'shipping_amount',
-  'products',
-  'email',
-  'user_id',
-  'page_id',
-  'page_version',
-  'upsell_flow_id',
-  'upsell_session',
-  'upsell_path',
-  'upsell_group',
-  'upsell_step',
-  'country',
-  'mobile',
-  'affiliate',
-  'vendor',
-  'role',
-  'tracking_codes',
-  'referrer',
-  'referrer_name',
-  'referrer_medium',
-  'joint_venture_order',
-  'currency',
-  'hostname',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_content',
-  'first_name',
-  'last_name',
-  'zip_code',
-  'payment_method',
-  'affiliate_payouts',
-].sort();
+const ENTRY_FIELDS = [...CONVERSION_FIELDS].sort();
 
-/** Interface 4.2's filterable columns of conversions, with `country` for "the service". */
+/** The filterable columns of conversions (docs/api.md, "Filters"); the buyer's country is `country`. */
 const FILTERABLE = [
   'id',
   'created_at',

@@ -3,6 +3,52 @@ import { randomBytes } from 'node:crypto';
 import { importConversions, type LineProblem, type SourceRecord } from '../../src/conversions/import.js';
 import type { Database } from '../../src/db/database.js';
 
+/**
+ * The fields of a conversion entry, in the order the API writes them, as the API reference lists
+ * them (docs/api.md, "Conversions"): written out by hand, so that tests hold the code to it.
+ */
+export const CONVERSION_FIELDS: readonly string[] = [
+  'id',
+  'created_at',
+  'cart_integration',
+  'receipt',
+  'original_receipt',
+  'amount',
+  'tax_amount',
+  'shipping_amount',
+  'products',
+  'email',
+  'user_id',
+  'page_id',
+  'page_version',
+  'upsell_flow_id',
+  'upsell_session',
+  'upsell_path',
+  'upsell_group',
+  'upsell_step',
+  'country',
+  'mobile',
+  'affiliate',
+  'vendor',
+  'role',
+  'tracking_codes',
+  'referrer',
+  'referrer_name',
+  'referrer_medium',
+  'joint_venture_order',
+  'currency',
+  'hostname',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'first_name',
+  'last_name',
+  'zip_code',
+  'payment_method',
+  'affiliate_payouts',
+];
+
 /** Imports records into an account through the real import path; throws on any bad record. */
 export async function insertConversions(database: Database, accountId: number, values: object[]): Promise<void> {
   const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
