@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { type TestContext, accountWithKey, startTestApp } from '../helpers/app.js';
 import { describeEachEngine } from '../helpers/database.js';
-import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
+import { CONVERSION_FIELDS, conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
  * GET /api/v1/conversions/export: every matching conversion, in id order, as the list pages
@@ -86,7 +86,7 @@ describeEachEngine('conversion export', (engine) => {
     assert.match(String(response.headers['content-disposition']), /filename="conversions-\d{4}-\d\d-\d\d\.csv"/);
     const [header, ...rows] = parseCsv(response.body) as string[][];
     const entries = await listed(query);
-    assert.deepEqual(header, Object.keys(entries[0]!), 'the header names every field, in the entry order');
+    assert.deepEqual(header, CONVERSION_FIELDS, 'the header names every field, in the entry order');
     assert.equal(rows.length, entries.length);
     const cell = (value: unknown) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
     rows.forEach((row, index) => {
@@ -123,6 +123,9 @@ describeEachEngine('conversion export', (engine) => {
     assert.equal(response.statusCode, 200);
     assert.equal(response.headers['content-encoding'], 'gzip');
     assert.equal(gunzipSync(response.rawPayload).toString('utf8'), plain);
+    const refused = await get('/api/v1/conversions/export?utm_source=google', { 'accept-encoding': 'gzip;q=0, identity' });
+    assert.equal(refused.headers['content-encoding'], undefined, 'gzip;q=0 refuses gzip');
+    assert.equal(refused.body, plain);
   });
 
   test("another account's conversions are never exported, and nothing matching is an empty export", async () => {
