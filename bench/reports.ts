@@ -71,7 +71,8 @@ export async function measureReports(baseUrl: string, apiKey: string, servicePid
     if (rss !== undefined && (peak === undefined || rss > peak)) peak = rss;
   }, 100);
   const began = performance.now();
-  const response = await fetch(`${baseUrl}/api/v1/conversions/export`, { headers: { 'x-api-key': apiKey } });
+  // Uncompressed: fetch would ask for gzip by default, and the target is of the export itself.
+  const response = await fetch(`${baseUrl}/api/v1/conversions/export`, { headers: { 'x-api-key': apiKey, 'accept-encoding': 'identity' } });
   if (response.status !== 200) throw new BenchFailure(`the export answered ${response.status}: ${await response.text()}`);
   let rows = 0;
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

@@ -673,7 +673,7 @@ async function main(): Promise<number> {
       `summary of everything by month,cart_integration, each in a new time zone: ${everything.asked} asked, p50 ${fixed(everything.p50Ms, 1)} ms, max ${fixed(everything.maxMs, 1)} ms (target ≤${targets.reports.everythingMaxMs} ms): ${yes(reportsMet.everything)}`,
     );
     console.log(
-      `export of all ${reports.export.rows} as NDJSON: ${reports.export.seconds.toFixed(1)} s = ${reports.export.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.reports.exportRowsPerSecond}), server RSS grew ${fixed(reports.export.rssGrowthMiB)} MiB (target ≤${TARGETS.exportGrowthMiB}): ${yes(reportsMet.export)}`,
+      `export of all ${reports.export.rows} as NDJSON, uncompressed: ${reports.export.seconds.toFixed(1)} s = ${reports.export.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.reports.exportRowsPerSecond}), server RSS grew ${fixed(reports.export.rssGrowthMiB)} MiB (target ≤${TARGETS.exportGrowthMiB}): ${yes(reportsMet.export)}`,
     );
     console.log('');
     console.log(
