@@ -27,6 +27,8 @@ import { publicUrlOf } from './http/public-url.js';
 import { serializeRequest } from './http/request-log.js';
 import type { BlobStore } from './storage/blob-store.js';
 import { FileBlobStore } from './storage/file-blob-store.js';
+import { cartEventRoutes, cartHookRoutes } from './carts/routes.js';
+import { CartService } from './carts/service.js';
 
 export interface AppOptions {
   config: Config;
@@ -93,6 +95,7 @@ export async function buildApp({
   await questions.opened;
   const conversions = new ConversionService(database, questions);
   const assets = new AssetService(database, blobs);
+  const carts = new CartService(database);
   sweepOrphanedBlobs(app, assets, { shared: config.s3 !== undefined });
   const metrics = new Metrics(database);
   const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;
@@ -147,6 +150,11 @@ export async function buildApp({
     rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },
   });
   await app.register(operationsRoutes, { database, blobs, redis, metrics });
+  await app.register(cartHookRoutes, {
+    carts,
+    metrics,
+    rateLimit: { ...config.hookRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}hooks:` },
+  });
 
   await app.register(
     async (api) => {
@@ -156,6 +164,7 @@ export async function buildApp({
       // The asset form reader (src/assets/form.ts) gives the limits, its own and busboy's.
       await api.register(multipart);
       await api.register(conversionRoutes, { conversions });
+      await api.register(cartEventRoutes, { carts });
       await api.register(assetRoutes, { assets, blobs, limits, publicUrl: () => publicUrlOf(config, app.server) });
     },
     { prefix: '/api/v1' },

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import os from 'node:os';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { AccountService, DEFAULT_ACCOUNT } from './accounts/service.js';
 import { AssetService } from './assets/service.js';
+import { RECEIVERS, type ReceiverName } from './carts/notification.js';
+import { CartService } from './carts/service.js';
 import { seedAssets } from './assets/synthetic.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
@@ -101,6 +103,54 @@ keys
     withDatabase(async ({ db }) => {
       await new AccountService(db).revokeKey(prefix);
       console.log(`revoked ${prefix}`);
+    }),
+  );
+
+const carts = program.command('carts').description("connect carts' server-to-server notifications (docs/carts.md)");
+const cartArgument = () => new Argument('<cart>', 'the cart').choices(RECEIVERS);
+/** The account named, which must exist: carts are connected to an account that has keys. */
+async function accountNamed(db: Database['db'], name: string): Promise<number> {
+  const found = await new AccountService(db).findAccount(name);
+  if (!found) throw new Error(`there is no account named ${name}; 'keys create --account ${name}' makes it`);
+  return found.id;
+}
+carts
+  .command('connect')
+  .description("create the cart's receiver, or replace its token; its URL path is the last line printed")
+  .addArgument(cartArgument())
+  .option('--secret <secret>', "the cart's own secret: ClickBank's secret key, the Digistore24 or SvenCart IPN passphrase, the generic webhook's secret")
+  .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
+  .action((cart: ReceiverName, { secret, account }: { secret?: string; account: string }) =>
+    withDatabase(async (database, config) => {
+      const path = await new CartService(database).connect(await accountNamed(database.db, account), cart, secret);
+      console.log(`connected ${cart} to account ${account}; its URL is shown only once (connecting again replaces it):`);
+      if (config.publicUrl) console.log(`${config.publicUrl}${path}`);
+      else console.log('set PUBLIC_URL to the address carts reach the service at to have the whole URL printed; the path:');
+      console.log(path);
+    }),
+  );
+carts
+  .command('list')
+  .description('list the connected carts, with the first characters of their tokens')
+  .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
+  .action(({ account }: { account: string }) =>
+    withDatabase(async (database) => {
+      for (const connected of await new CartService(database).list(await accountNamed(database.db, account))) {
+        console.log(`${connected.cart}\t${connected.path}\tconnected ${connected.connectedAt}`);
+      }
+    }),
+  );
+carts
+  .command('disconnect')
+  .description("delete the cart's receiver: its URL answers 404 from now on")
+  .addArgument(cartArgument())
+  .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
+  .action((cart: ReceiverName, { account }: { account: string }) =>
+    withDatabase(async (database) => {
+      if (!(await new CartService(database).disconnect(await accountNamed(database.db, account), cart))) {
+        throw new Error(`${cart} is not connected to account ${account}`);
+      }
+      console.log(`disconnected ${cart} from account ${account}`);
     }),
   );
 

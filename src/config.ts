@@ -21,6 +21,8 @@ export interface Config {
   };
   /** The same for public asset delivery (`/public/...`), counted apart from the API. */
   publicRateLimit: { max: number; windowMs: number };
+  /** Cart notifications (`/hooks/...`) per window per receiver: carts send from few addresses, so they count by URL token, not by IP. */
+  hookRateLimit: { max: number; windowMs: number };
   /** IPv6 clients are limited by this many leading bits of their address: one counter per /64 by default. */
   rateLimitIpv6Prefix: number;
   /**
@@ -80,6 +82,12 @@ export function loadConfig(env: Env = process.env): Config {
     // ceiling only stops one address from hammering the service.
     publicRateLimit: {
       max: integerVar('PUBLIC_RATE_LIMIT_PER_MINUTE', read('PUBLIC_RATE_LIMIT_PER_MINUTE'), 6000, 0, 1_000_000_000),
+      windowMs: 60_000,
+    },
+    // Far above any cart's real pace (Konnektive sends its batch every 15 minutes), so that only a
+    // flood through one leaked URL is held back.
+    hookRateLimit: {
+      max: integerVar('HOOK_RATE_LIMIT_PER_MINUTE', read('HOOK_RATE_LIMIT_PER_MINUTE'), 120_000, 0, 1_000_000_000),
       windowMs: 60_000,
     },
     rateLimitIpv6Prefix: integerVar('RATE_LIMIT_IPV6_PREFIX', read('RATE_LIMIT_IPV6_PREFIX'), 64, 32, 128),

@@ -40,6 +40,10 @@ export class AccountService {
     return key;
   }
 
+  findAccount(name: string): Promise<{ id: number } | undefined> {
+    return this.accounts.findByName(name);
+  }
+
   async listKeys(accountName: string): Promise<KeySummary[]> {
     const account = await this.accounts.findByName(accountName);
     if (!account) throw new Error(`there is no account named ${accountName}`);

@@ -49,4 +49,27 @@ export class ConversionRepository {
       .executeTakeFirst();
     return Number(inserted.numInsertedOrUpdatedRows ?? 0);
   }
+
+  /**
+   * Inserts one conversion unless the account has its cart and receipt already; either way
+   * returns the id of the conversion with that receipt. Call it inside a transaction that began
+   * with Database.serializeConversionWrites.
+   */
+  async insertOne(accountId: number, row: NewConversion): Promise<{ id: number; created: boolean }> {
+    const inserted = await this.db
+      .insertInto('conversions')
+      .values({ ...row, account_id: accountId })
+      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { id: Number(inserted.id), created: true };
+    const existing = await this.db
+      .selectFrom('conversions')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('cart_integration', '=', row.cart_integration)
+      .where('receipt', '=', row.receipt)
+      .executeTakeFirstOrThrow();
+    return { id: Number(existing.id), created: false };
+  }
 }

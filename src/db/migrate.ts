@@ -7,6 +7,7 @@ import { assetEntriesMigration } from './migrations/0004-asset-entries.js';
 import { datedIndexesMigration } from './migrations/0005-dated-indexes.js';
 import { conversionsFileMigration } from './migrations/0006-conversions-file.js';
 import { columnarIndexMigration } from './migrations/0007-columnar-index.js';
+import { cartNotificationsMigration } from './migrations/0008-cart-notifications.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -18,6 +19,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0005-dated-indexes': datedIndexesMigration(),
     '0006-conversions-file': conversionsFileMigration(database),
     '0007-columnar-index': columnarIndexMigration(database),
+    '0008-cart-notifications': cartNotificationsMigration(database),
   };
 }
 

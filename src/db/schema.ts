@@ -13,6 +13,8 @@ export interface DatabaseSchema {
   conversion_versions: ConversionVersionsTable;
   assets: AssetsTable;
   blob_journal: BlobJournalTable;
+  cart_receivers: CartReceiversTable;
+  cart_events: CartEventsTable;
 }
 
 export interface AccountsTable {
@@ -125,4 +127,41 @@ export interface AssetsTable {
 export interface BlobJournalTable {
   blob_key: string;
   created_at: number;
+}
+
+/** A cart connected to an account (src/carts). */
+export interface CartReceiversTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The receiver's name: a cart, or `generic`. */
+  cart: string;
+  /** SHA-256 of the URL token, hex. The token itself is never stored. */
+  token_hash: string;
+  /** The token's first characters, shown in listings. */
+  token_prefix: string;
+  /** The cart's own secret where it signs or encrypts (ClickBank's secret key, the IPN passphrase, the webhook secret). */
+  secret: string | null;
+  created_at: number;
+}
+
+/** A notification a receiver accepted, whatever it was about. */
+export interface CartEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  received_at: number;
+  occurred_at: number | null;
+  /** The receiver it came through. */
+  cart: string;
+  /** Unique per account and receiver: a repeat of a notification has the same key. */
+  event_key: string;
+  event: string;
+  cart_event: string;
+  receipt: string | null;
+  original_receipt: string | null;
+  test: number;
+  /** converted, recorded, test, ignored or failed (src/carts/service.ts). */
+  status: string;
+  problem: string | null;
+  conversion_id: number | null;
+  payload: string;
 }

@@ -34,6 +34,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cartNotifications = new Counter({
+    name: 'acds_cart_notifications_total',
+    help: 'Cart notifications by receiver and outcome: stored, duplicate, acknowledged (nothing to keep), invalid, refused (failed verification) or unknown_token',
+    labelNames: ['cart', 'outcome'],
+    registers: [this.registry],
+  });
+
   constructor(database: Database) {
     collectDefaultMetrics({ register: this.registry, prefix: 'acds_' });
     new Gauge({

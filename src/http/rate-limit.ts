@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { snapshotMemoryStore } from './memory-rate-store.js';
 import { rateLimitKey } from './rate-limit-key.js';
@@ -18,6 +18,8 @@ export interface RateLimitOptions {
   /** Keeps the counters in Redis, shared by every instance; in this process when absent. */
   redis?: Redis;
   redisNamespace?: string;
+  /** What a request counts against; its client IP (rateLimitKey) when absent. */
+  keyOf?: (request: FastifyRequest) => string;
   /** Called for each request refused with 429. */
   onRejected?: () => void;
 }
@@ -37,7 +39,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     max: options.max,
     timeWindow: options.windowMs,
     hook: 'onRequest',
-    keyGenerator: (request) => rateLimitKey(request.ip, options.ipv6PrefixLength),
+    keyGenerator: options.keyOf ?? ((request) => rateLimitKey(request.ip, options.ipv6PrefixLength)),
     onExceeded: () => options.onRejected?.(),
     ...(options.headersOnEveryAnswer === false
       ? { addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false } }

@@ -1,0 +1,78 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { documentationOnly, ErrorMessage, ListEnvelope, listPageJson, listQueryDocs, NotModified } from '../http/list-schema.js';
+import { listNotModified } from '../http/conditional.js';
+import type { Metrics } from '../http/operations.js';
+import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
+import { JSON_CONTENT_TYPE } from '../http/reply.js';
+import { RECEIVERS } from './notification.js';
+import { CartEventEntry, cartEventCatalogue } from './schema.js';
+import type { CartService } from './service.js';
+
+// A notification is a few kilobytes; a ClickBank one with many line items some tens.
+const HOOK_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The receivers, `/hooks/{cart}/{token}`: outside the API, without an API key (the token in the
+ * URL, and the cart's signature where it signs, are the checks), counted per token rather than
+ * per IP, since carts send from few addresses.
+ */
+export async function cartHookRoutes(app: FastifyInstance, { carts, metrics, rateLimit }: { carts: CartService; metrics: Metrics; rateLimit: RateLimitOptions }) {
+  // Counted by the token's hash: tokens are secrets, and counters may live in a shared Redis.
+  const keyOf = (request: FastifyRequest) => createHash('sha256').update(String((request.params as { token?: string }).token)).digest('base64url');
+  await registerRateLimit(app, { ...rateLimit, keyOf });
+  // Signatures are over the bytes as sent: every body is kept whole, whatever its type says.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
+
+  app.route({
+    method: ['GET', 'POST', 'PUT'],
+    url: '/hooks/:cart/:token',
+    schema: {
+      summary: "Receive a cart's notification",
+      description: `Where a cart sends its server-to-server notifications: one of ${RECEIVERS.join(', ')}, and the token printed by \`carts connect\`. Answers what each cart expects. See docs/carts.md.`,
+      tags: ['carts'],
+      params: Type.Object({ cart: Type.String({ enum: [...RECEIVERS] }), token: Type.String() }),
+    },
+    validatorCompiler: documentationOnly,
+    handler: async (request, reply) => {
+      const { cart, token } = request.params as { cart: string; token: string };
+      const { reply: answer, outcome, reason } = await carts.receive(cart, token, {
+        method: request.method,
+        query: request.query as Record<string, string | string[] | undefined>,
+        rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        headers: request.headers,
+        receivedAt: Math.floor(Date.now() / 1000),
+      });
+      metrics.cartNotifications.inc({ cart: RECEIVERS.includes(cart as never) ? cart : 'unknown', outcome });
+      // Never the token or the secret: the receiver and why, so that a misconfigured cart can be found.
+      if (outcome === 'refused' || outcome === 'invalid') request.log.warn({ cart, outcome, reason }, 'cart notification not accepted');
+      return reply.code(answer.status).type(answer.contentType).send(answer.body);
+    },
+  });
+}
+
+/** GET /api/v1/cart-events: the notifications carts sent, with the list's envelope, paging and filters. */
+export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> = async (app, { carts }) => {
+  app.get(
+    '/cart-events',
+    {
+      schema: {
+        summary: 'List cart events',
+        description:
+          'Every notification a connected cart sent and the service accepted, purchase or not, one page of 100 in ascending id order, filtered by column. See the API reference.',
+        tags: ['carts'],
+        querystring: listQueryDocs(cartEventCatalogue),
+        response: { 200: ListEnvelope(CartEventEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
+      },
+      validatorCompiler: documentationOnly,
+    },
+    async (request, reply) => {
+      const list = carts.events(request.accountId, request.dataVersion, request.query);
+      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
+      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
+    },
+  );
+};

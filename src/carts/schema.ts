@@ -1,0 +1,47 @@
+import { Type, type Static } from 'typebox';
+import { catalogueFromSchema } from '../filters/catalogue.js';
+import { EVENT_TYPES, RECEIVERS } from './notification.js';
+
+/** What became of an accepted notification. */
+export const EVENT_STATUSES = ['converted', 'recorded', 'test', 'ignored', 'failed'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** A cart event as the API returns it (docs/api.md, "Cart events"). */
+export const CartEventEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    received_at: Type.String({ format: 'date-time', description: 'When the service received it: RFC 3339, UTC, second precision' }),
+    occurred_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the cart says it happened, when it says' }),
+    cart: Type.Union(RECEIVERS.map((name) => Type.Literal(name))),
+    event: Type.Union(EVENT_TYPES.map((name) => Type.Literal(name))),
+    cart_event: Type.String({ description: "The cart's own name for the event, such as on_payment or RFND" }),
+    receipt: nullableText('The purchase it is about: for a refund, chargeback or cancellation, the receipt it reverses'),
+    original_receipt: nullableText("For an upsell or rebill, the first order's receipt"),
+    test: Type.Boolean({ description: 'A test notification (a test order or the cart’s test button): it makes no conversion' }),
+    status: Type.Union(EVENT_STATUSES.map((name) => Type.Literal(name))),
+    problem: nullableText('Why a purchase made no conversion (status failed or ignored)'),
+    conversion_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The conversion it made, or found already made from the same receipt' }),
+    payload: Type.String({ description: 'The notification as received (ClickBank: decrypted), as text' }),
+  },
+  { additionalProperties: false, $id: 'CartEventEntry' },
+);
+export type CartEventEntry = Static<typeof CartEventEntry>;
+
+/** The filterable columns of cart events: every one but the payload. */
+export const CART_EVENT_FILTERS = [
+  'id',
+  'received_at',
+  'occurred_at',
+  'cart',
+  'event',
+  'cart_event',
+  'receipt',
+  'original_receipt',
+  'test',
+  'status',
+  'conversion_id',
+] as const;
+
+export const cartEventCatalogue = catalogueFromSchema(CartEventEntry, CART_EVENT_FILTERS);

@@ -1,0 +1,184 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from '../db/database.js';
+import { ConversionRepository, type NewConversion } from '../conversions/repository.js';
+import { validateConversion } from '../conversions/validate.js';
+import type { PreparedList } from '../filters/list.js';
+import { ListCache, listETag } from '../filters/list-cache.js';
+import { parseListQuery, type RawQuery } from '../filters/parse.js';
+import { formatTimestamp } from '../filters/timestamps.js';
+import { type CartEventRow, CartRepository } from './repository.js';
+import { type CartEventEntry, cartEventCatalogue, type EventStatus } from './schema.js';
+import { type CartNotification, type CartReply, type CartRequest, PURCHASES, RECEIVERS, type ReceiverName } from './notification.js';
+import { RECEIVER_BY_NAME } from './receivers/index.js';
+
+/** How a notification fared, for the metrics and the log. */
+export type Outcome = 'stored' | 'duplicate' | 'acknowledged' | 'invalid' | 'refused' | 'unknown_token';
+
+/** A connected cart as listed: never its token or secret, only the token's first characters. */
+export interface ConnectedCart {
+  cart: ReceiverName;
+  path: string;
+  connectedAt: string;
+}
+
+// The characters of a token shown in listings: enough to tell two apart, far too few to guess the rest.
+const SHOWN_TOKEN_CHARACTERS = 6;
+const NOT_FOUND: CartReply = { status: 404, contentType: 'text/plain; charset=utf-8', body: 'Not Found' };
+
+export function isReceiverName(name: string): name is ReceiverName {
+  return (RECEIVERS as readonly string[]).includes(name);
+}
+
+/** The URL path a cart is given: the receiver's name and the token, which is the whole of its secret for unsigned carts. */
+export function receiverPath(cart: ReceiverName, token: string): string {
+  return `/hooks/${cart}/${token}`;
+}
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Connected carts and what they send: each notification is checked by its cart's receiver
+ * (receivers/), kept as a cart event, and, when it is a purchase, made a conversion in the same
+ * transaction, through the import's own checks and its identity of a conversion (account, cart,
+ * receipt). The reply goes out only after the commit, so nothing acknowledged is lost.
+ */
+export class CartService {
+  private readonly carts: CartRepository;
+  private readonly lists = new ListCache();
+
+  constructor(private readonly database: Database) {
+    this.carts = new CartRepository(database.db);
+  }
+
+  /** Connects `cart` to the account, replacing any earlier token; returns the new URL path, the only time the token is shown. */
+  async connect(accountId: number, cart: ReceiverName, secret: string | undefined): Promise<string> {
+    const receiver = RECEIVER_BY_NAME[cart];
+    if (receiver.needsSecret && !secret) throw new Error(`${cart} signs its notifications: give its secret with --secret (see docs/carts.md)`);
+    if (!receiver.needsSecret && secret) throw new Error(`${cart} signs nothing, so it has no secret: its URL token is the check; leave --secret out`);
+    const token = randomBytes(32).toString('base64url');
+    await this.carts.connect({
+      account_id: accountId,
+      cart,
+      token_hash: hashToken(token),
+      token_prefix: token.slice(0, SHOWN_TOKEN_CHARACTERS),
+      secret: secret ?? null,
+      created_at: Math.floor(Date.now() / 1000),
+    });
+    return receiverPath(cart, token);
+  }
+
+  async list(accountId: number): Promise<ConnectedCart[]> {
+    return (await this.carts.receivers(accountId)).map((row) => ({
+      cart: row.cart as ReceiverName,
+      path: receiverPath(row.cart as ReceiverName, `${row.token_prefix}…`),
+      connectedAt: formatTimestamp(row.created_at),
+    }));
+  }
+
+  disconnect(accountId: number, cart: ReceiverName): Promise<boolean> {
+    return this.carts.disconnect(accountId, cart);
+  }
+
+  /**
+   * Receives one notification sent to `/hooks/{cart}/{token}`: answers what the cart expects,
+   * and says how it fared. An unknown cart or token gets a 404, which tells a prober nothing.
+   */
+  async receive(cart: string, token: string, request: CartRequest): Promise<{ reply: CartReply; outcome: Outcome; reason?: string }> {
+    if (!isReceiverName(cart)) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+    const found = await this.carts.findByTokenHash(hashToken(token));
+    if (!found || found.cart !== cart) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+    const receiver = RECEIVER_BY_NAME[cart];
+    if (!receiver.methods.includes(request.method as 'GET')) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+
+    const verdict = receiver.read(request, found.secret);
+    switch (verdict.kind) {
+      case 'refused':
+        return { reply: receiver.refused(verdict.reason), outcome: 'refused', reason: verdict.reason };
+      case 'invalid':
+        return { reply: { status: 400, contentType: 'text/plain; charset=utf-8', body: verdict.reason }, outcome: 'invalid', reason: verdict.reason };
+      case 'acknowledged':
+        return { reply: receiver.accepted(false), outcome: 'acknowledged', reason: verdict.reason };
+      case 'notification': {
+        const stored = await this.store(found.account_id, cart, verdict.notification, request.receivedAt);
+        return { reply: receiver.accepted(!stored), outcome: stored ? 'stored' : 'duplicate' };
+      }
+    }
+  }
+
+  /**
+   * Keeps the event and makes its conversion, in one transaction; false when the event was kept
+   * before (a repeat), and then nothing changes.
+   */
+  private store(accountId: number, cart: ReceiverName, notification: CartNotification, receivedAt: number): Promise<boolean> {
+    const { status, problem, row } = this.outcomeOf(notification);
+    return this.database.db.transaction().execute(async (trx) => {
+      // Ids become visible in ascending order: the columnar index catches up by id.
+      await this.database.serializeConversionWrites(trx);
+      const carts = new CartRepository(trx);
+      const eventId = await carts.insertEvent({
+        account_id: accountId,
+        received_at: receivedAt,
+        occurred_at: notification.occurredAt ?? null,
+        cart,
+        event_key: notification.eventKey,
+        event: notification.event,
+        cart_event: notification.cartEvent,
+        receipt: notification.receipt,
+        original_receipt: notification.originalReceipt,
+        test: notification.test ? 1 : 0,
+        status,
+        problem,
+        conversion_id: null,
+        payload: notification.payload,
+      });
+      if (eventId === undefined) return false;
+      const conversions = new ConversionRepository(trx);
+      if (row) await carts.setConversion(eventId, (await conversions.insertOne(accountId, row)).id);
+      // Lists of conversions and of cart events are stale from this commit on.
+      await conversions.bumpVersion(accountId);
+      return true;
+    });
+  }
+
+  /** What a notification becomes: a conversion only for a purchase that is no test, whose fields pass the import's checks. */
+  private outcomeOf(notification: CartNotification): { status: EventStatus; problem: string | null; row: NewConversion | undefined } {
+    if (!PURCHASES.has(notification.event)) return { status: notification.test ? 'test' : 'recorded', problem: null, row: undefined };
+    if (notification.ignored) return { status: 'ignored', problem: notification.ignored, row: undefined };
+    const checked = validateConversion(notification.conversion ?? {});
+    if ('problems' in checked) return { status: 'failed', problem: checked.problems.join('; '), row: undefined };
+    return notification.test ? { status: 'test', problem: null, row: undefined } : { status: 'converted', problem: null, row: checked.row };
+  }
+
+  /** One page of the account's cart events matching the query string's filters, newest last, as JSON text. */
+  events(accountId: number, dataVersion: number, query: RawQuery): PreparedList<string> {
+    const listQuery = parseListQuery(query, cartEventCatalogue);
+    return {
+      etag: listETag('cart-events', accountId, dataVersion, listQuery),
+      read: async () => {
+        const page = await this.carts.listEvents({ accountId, query: listQuery, facts: this.lists.lookup('cart-events', accountId, dataVersion, listQuery) });
+        return { ...page, entries: page.entries.map((row) => JSON.stringify(toEntry(row))) };
+      },
+    };
+  }
+}
+
+// The entry's fields with their types; the unions of literals are plain text here (TypeBox's Static of a mapped union is never).
+type CartEventJson = Omit<CartEventEntry, 'cart' | 'event' | 'status'> & { cart: string; event: string; status: string };
+
+function toEntry(row: CartEventRow): CartEventJson {
+  return {
+    id: Number(row.id),
+    received_at: formatTimestamp(Number(row.received_at)),
+    occurred_at: row.occurred_at === null ? null : formatTimestamp(Number(row.occurred_at)),
+    cart: row.cart,
+    event: row.event,
+    cart_event: row.cart_event,
+    receipt: row.receipt,
+    original_receipt: row.original_receipt,
+    test: Number(row.test) === 1,
+    status: row.status,
+    problem: row.problem,
+    conversion_id: row.conversion_id === null ? null : Number(row.conversion_id),
+    payload: row.payload,
+  };
+}
