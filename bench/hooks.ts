@@ -1,0 +1,227 @@
+/**
+ * `npm run bench:hooks`: are cart notifications stored as fast as a busy shop's carts send them,
+ * and do lists stay fast meanwhile? A benchmark, not a test.
+ *
+ *   npm run bench:hooks -- [--conversions 1000000] [--rate 1000] [--seconds 10]
+ *                          [--database postgres://user@host:5432/postgres]
+ *
+ * It imports --conversions to start from, starts the real service (compiled, as `npm start` runs
+ * it) pinned to core 0, connects the generic receiver with the command line, and once the
+ * columnar index has caught up, at once: a sender pinned to core 1 posts --rate signed
+ * notifications a second for --seconds to that one receiver (each a new sale, so each makes a
+ * conversion), while this process asks new list questions one after another (NEW_QUESTION_FAMILIES,
+ * each asked once) and a probe asks every 50 ms for one buyer's conversions. It then checks that
+ * every acknowledged notification is a cart event and a conversion, and prints the rates and
+ * latencies beside the targets.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { newQuestions } from './scenarios.js';
+import { build, children, freshPostgres, latencies, listeningAddress, memoryMiB, runPinned, startPinned, writeConversions } from './service.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = 'dist/cli.js';
+const API_KEY = `acds_bench_${'n'.repeat(32)}`;
+const SECRET = 'whsec_bench_secret_0123456789';
+const PROBE_EVERY_MS = 50;
+// The columnar issue's targets for new questions and the probe (SQLite; PostgreSQL in brackets).
+const TARGETS = { sqlite: { p50Ms: 15, p90Ms: 40, maxMs: 100, probeP99Ms: 20 }, postgres: { p50Ms: 50, p90Ms: 120, maxMs: 250, probeP99Ms: 30 } };
+
+interface SenderOptions {
+  url: string;
+  rate: number;
+  seconds: number;
+}
+interface SenderResult {
+  sent: number;
+  statuses: Record<string, number>;
+  acknowledged: string[];
+  replyMs: number[];
+  seconds: number;
+}
+
+const log = (line: string) => console.error(`[hooks] ${line}`);
+
+function signedEvent(index: number): { body: string; signature: string; receipt: string } {
+  const receipt = `HOOK-${index}`;
+  const body = JSON.stringify({
+    event_id: `bench-${index}`,
+    event: 'sale',
+    occurred_at: new Date().toISOString().slice(0, 19) + 'Z',
+    cart_integration: 'clickbank',
+    receipt,
+    amount: 10 + (index % 90),
+    currency: 'USD',
+    email: `buyer${index % 5000}@example.com`,
+    utm_source: ['facebook', 'google', 'tiktok'][index % 3],
+    products: [{ sku: 'bench-1', price: 10 + (index % 90), qty: 1 }],
+  });
+  const t = Math.floor(Date.now() / 1000);
+  return { body, receipt, signature: `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex')}` };
+}
+
+/** The sender: `rate` notifications a second, paced every 10 ms, over kept-alive connections. */
+async function send({ url, rate, seconds }: SenderOptions): Promise<SenderResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const target = new URL(url);
+  const result: SenderResult = { sent: 0, statuses: {}, acknowledged: [], replyMs: [], seconds: 0 };
+  const post = (index: number) =>
+    new Promise<void>((resolve) => {
+      const { body, signature, receipt } = signedEvent(index);
+      const began = performance.now();
+      const request = http.request(
+        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signature } },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            result.replyMs.push(performance.now() - began);
+            result.statuses[response.statusCode!] = (result.statuses[response.statusCode!] ?? 0) + 1;
+            if (response.statusCode === 200) result.acknowledged.push(receipt);
+            resolve();
+          });
+        },
+      );
+      request.on('error', (error) => {
+        result.statuses[error.message] = (result.statuses[error.message] ?? 0) + 1;
+        resolve();
+      });
+      request.end(body);
+    });
+  const pending: Promise<void>[] = [];
+  const began = performance.now();
+  const total = rate * seconds;
+  while (result.sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - began) / 1000) * rate) + 1);
+    while (result.sent < due) pending.push(post(result.sent++));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await Promise.all(pending);
+  result.seconds = (performance.now() - began) / 1000;
+  agent.destroy();
+  return result;
+}
+
+const describe = (ms: number[]) => {
+  const { n, p50Ms, p90Ms, p99Ms, maxMs } = latencies(ms);
+  return `n ${n}, p50 ${p50Ms.toFixed(1)} ms, p90 ${p90Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(1)} ms`;
+};
+
+async function timed(url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; body: string }> {
+  const began = performance.now();
+  const response = await fetch(url, { headers });
+  const body = await response.text();
+  return { ms: performance.now() - began, status: response.status, body };
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      conversions: { type: 'string', default: '1000000' },
+      rate: { type: 'string', default: '1000' },
+      seconds: { type: 'string', default: '10' },
+      database: { type: 'string' },
+    },
+  });
+  const conversions = Number(args.conversions);
+  const rate = Number(args.rate);
+  const seconds = Number(args.seconds);
+  const engine = args.database ? 'postgres' : 'sqlite';
+  const targets = TARGETS[engine];
+
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acds-hooks-'));
+  let databaseUrl: string | undefined;
+  let dropDatabase = async () => {};
+  if (args.database) ({ url: databaseUrl, drop: dropDatabase } = await freshPostgres(args.database, 'acds_hooks'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: path.join(workDir, 'data'),
+    DATABASE_URL: databaseUrl ?? '',
+    REDIS_URL: '',
+    S3_BUCKET: '',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '0',
+    BOOTSTRAP_API_KEY: API_KEY,
+  };
+  const cli = (cliArgs: string[]) => runPinned(1, CLI, cliArgs, { cwd: ROOT, env });
+  let server: ChildProcess | undefined;
+  try {
+    build(ROOT);
+    const seedFile = path.join(workDir, 'seed.ndjson');
+    writeConversions(seedFile, conversions, 1);
+    log(`${engine}: importing ${conversions} conversions to start from...`);
+    await cli(['migrate']);
+    server = startPinned(0, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' } });
+    const baseUrl = await listeningAddress(server, 'the service');
+    await cli(['conversions', 'import', seedFile]);
+    const hookPath = (await cli(['carts', 'connect', 'generic', '--secret', SECRET])).trim().split('\n').at(-1)!;
+    const headers = { 'x-api-key': API_KEY };
+    const totalOf = async (query: string) => (JSON.parse((await timed(`${baseUrl}${query}`, headers)).body) as { totalEntries: number }).totalEntries;
+    while ((await totalOf('/api/v1/conversions')) < conversions) await new Promise((resolve) => setTimeout(resolve, 500));
+    const buyer = (JSON.parse((await timed(`${baseUrl}/api/v1/conversions?page=7`, headers)).body) as { entries: { user_id: string }[] }).entries[0]!.user_id;
+    log(`service ${baseUrl}, caught up; sending ${rate} notifications a second for ${seconds} s to ${hookPath.slice(0, 22)}...`);
+
+    const optionsFile = path.join(workDir, 'sender.json');
+    fs.writeFileSync(optionsFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds } satisfies SenderOptions));
+    let sending = true;
+    const sender = runPinned(1, 'bench/hooks.ts', ['--send', optionsFile], { cwd: ROOT }).finally(() => (sending = false));
+
+    const questionMs: number[] = [];
+    const failures: string[] = [];
+    const asker = (async () => {
+      const asked = new Set<string>();
+      while (sending) {
+        for (const { query } of newQuestions(Math.random, 1, asked)) {
+          const answer = await timed(`${baseUrl}/api/v1/conversions?${query}`, headers);
+          questionMs.push(answer.ms);
+          if (answer.status !== 200) failures.push(`question ${answer.status}`);
+        }
+      }
+    })();
+    const probeMs: number[] = [];
+    let peakRss = 0;
+    while (sending) {
+      const began = performance.now();
+      const answer = await timed(`${baseUrl}/api/v1/conversions?user_id=${encodeURIComponent(buyer)}`, headers);
+      probeMs.push(answer.ms);
+      if (answer.status !== 200) failures.push(`probe ${answer.status}`);
+      peakRss = Math.max(peakRss, memoryMiB(server.pid!, 'VmRSS') ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - began))));
+    }
+    await asker;
+    const sent = JSON.parse(await sender) as SenderResult;
+
+    const events = await totalOf('/api/v1/cart-events?receipt.startswith=HOOK-');
+    const converted = await totalOf('/api/v1/conversions?receipt.startswith=HOOK-');
+    const questions = latencies(questionMs);
+    const probe = latencies(probeMs);
+    const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+    console.log(`engine ${engine}, ${conversions} conversions to start from, server pinned to core 0`);
+    console.log(
+      `notifications: ${sent.sent} sent in ${sent.seconds.toFixed(1)} s (${(sent.sent / sent.seconds).toFixed(0)}/s); replies ${JSON.stringify(sent.statuses)}; reply ${describe(sent.replyMs)}`,
+    );
+    console.log(
+      `stored: ${events} cart events and ${converted} conversions of ${sent.acknowledged.length} acknowledged (${verdict(events === sent.sent && converted === sent.sent)}: every one sent)`,
+    );
+    console.log(
+      `new list questions meanwhile: ${describe(questionMs)} (target p50 ≤ ${targets.p50Ms}, p90 ≤ ${targets.p90Ms}, max ≤ ${targets.maxMs} ms: ${verdict(questions.p50Ms <= targets.p50Ms && questions.p90Ms <= targets.p90Ms && questions.maxMs <= targets.maxMs)})`,
+    );
+    console.log(`probe, one buyer's conversions: ${describe(probeMs)} (target p99 ≤ ${targets.probeP99Ms} ms: ${verdict(probe.p99Ms <= targets.probeP99Ms)})`);
+    console.log(`failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await dropDatabase().catch(() => {});
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--send') {
+  const result = await send(JSON.parse(fs.readFileSync(process.argv[3]!, 'utf8')) as SenderOptions);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} else {
+  await main();
+}
