@@ -75,7 +75,14 @@ async function send({ url, rate, seconds }: SenderOptions): Promise<SenderResult
       const { body, signature, receipt } = signedEvent(index);
       const began = performance.now();
       const request = http.request(
-        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signature } },
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-signature': signature },
+        },
         (response) => {
           response.resume();
           response.on('end', () => {
@@ -195,8 +202,8 @@ async function main(): Promise<void> {
     await asker;
     const sent = JSON.parse(await sender) as SenderResult;
 
-    const events = await totalOf('/api/v1/cart-events?receipt.startswith=HOOK-');
-    const converted = await totalOf('/api/v1/conversions?receipt.startswith=HOOK-');
+    const events = await totalOf('/api/v1/cart-events?receipt.between=HOOK-,HOOK-~');
+    const converted = await totalOf('/api/v1/conversions?receipt.between=HOOK-,HOOK-~');
     const questions = latencies(questionMs);
     const probe = latencies(probeMs);
     const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
@@ -211,7 +218,9 @@ async function main(): Promise<void> {
       `new list questions meanwhile: ${describe(questionMs)} (target p50 ≤ ${targets.p50Ms}, p90 ≤ ${targets.p90Ms}, max ≤ ${targets.maxMs} ms: ${verdict(questions.p50Ms <= targets.p50Ms && questions.p90Ms <= targets.p90Ms && questions.maxMs <= targets.maxMs)})`,
     );
     console.log(`probe, one buyer's conversions: ${describe(probeMs)} (target p99 ≤ ${targets.probeP99Ms} ms: ${verdict(probe.p99Ms <= targets.probeP99Ms)})`);
-    console.log(`failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`);
+    console.log(
+      `failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`,
+    );
   } finally {
     for (const child of children) child.kill('SIGKILL');
     await dropDatabase().catch(() => {});

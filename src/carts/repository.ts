@@ -16,7 +16,9 @@ export class CartRepository {
       .insertInto('cart_receivers')
       .values(row)
       .onConflict((oc) =>
-        oc.columns(['account_id', 'cart']).doUpdateSet({ token_hash: row.token_hash, token_prefix: row.token_prefix, secret: row.secret, created_at: row.created_at }),
+        oc
+          .columns(['account_id', 'cart'])
+          .doUpdateSet({ token_hash: row.token_hash, token_prefix: row.token_prefix, secret: row.secret, created_at: row.created_at }),
       )
       .execute();
   }

@@ -19,9 +19,15 @@ const HOOK_BODY_LIMIT = 1024 * 1024;
  * URL, and the cart's signature where it signs, are the checks), counted per token rather than
  * per IP, since carts send from few addresses.
  */
-export async function cartHookRoutes(app: FastifyInstance, { carts, metrics, rateLimit }: { carts: CartService; metrics: Metrics; rateLimit: RateLimitOptions }) {
+export async function cartHookRoutes(
+  app: FastifyInstance,
+  { carts, metrics, rateLimit }: { carts: CartService; metrics: Metrics; rateLimit: RateLimitOptions },
+) {
   // Counted by the token's hash: tokens are secrets, and counters may live in a shared Redis.
-  const keyOf = (request: FastifyRequest) => createHash('sha256').update(String((request.params as { token?: string }).token)).digest('base64url');
+  const keyOf = (request: FastifyRequest) =>
+    createHash('sha256')
+      .update(String((request.params as { token?: string }).token))
+      .digest('base64url');
   await registerRateLimit(app, { ...rateLimit, keyOf });
   // Signatures are over the bytes as sent: every body is kept whole, whatever its type says.
   app.removeAllContentTypeParsers();
@@ -39,7 +45,11 @@ export async function cartHookRoutes(app: FastifyInstance, { carts, metrics, rat
     validatorCompiler: documentationOnly,
     handler: async (request, reply) => {
       const { cart, token } = request.params as { cart: string; token: string };
-      const { reply: answer, outcome, reason } = await carts.receive(cart, token, {
+      const {
+        reply: answer,
+        outcome,
+        reason,
+      } = await carts.receive(cart, token, {
         method: request.method,
         query: request.query as Record<string, string | string[] | undefined>,
         rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),

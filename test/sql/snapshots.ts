@@ -23,6 +23,8 @@ import {
 import { AccountRepository } from '../../src/accounts/repository.js';
 import { AssetRepository, type AssetRow } from '../../src/assets/repository.js';
 import { assetCatalogue } from '../../src/assets/schema.js';
+import { CartRepository, type NewCartEvent } from '../../src/carts/repository.js';
+import { cartEventCatalogue } from '../../src/carts/schema.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { ConversionRepository, type NewConversion } from '../../src/conversions/repository.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
@@ -211,9 +213,27 @@ function newConversions(count: number): NewConversion[] {
   });
 }
 
+const REFUND: NewCartEvent = {
+  account_id: ACCOUNT,
+  received_at: NOW,
+  occurred_at: NOW - 5,
+  cart: 'digistore',
+  event_key: '23650507/on_refund',
+  event: 'refund',
+  cart_event: 'on_refund',
+  receipt: 'RJXCW823',
+  original_receipt: null,
+  test: 0,
+  status: 'recorded',
+  problem: null,
+  conversion_id: null,
+  payload: 'event=on_refund&order_id=RJXCW823&...',
+};
+
 const account = examplesOf('accounts', 'AccountRepository', (db) => new AccountRepository(db));
 const asset = examplesOf('assets', 'AssetRepository', (db) => new AssetRepository(db));
 const conversion = examplesOf('conversions', 'ConversionRepository', (db) => new ConversionRepository(db));
+const cart = examplesOf('carts', 'CartRepository', (db) => new CartRepository(db));
 
 /** Every repository method, called as the service calls it; snapshots.test.ts checks that none is missing. */
 export const EXAMPLES: Example[] = [
@@ -292,6 +312,26 @@ export const EXAMPLES: Example[] = [
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
+  conversion('insertOne', () => [ACCOUNT, newConversions(1)[0]!], { shown: '1, a conversion', when: 'a new receipt', answers: [[{ id: 42 }]] }),
+  conversion('insertOne', () => [ACCOUNT, newConversions(1)[0]!], { shown: '1, a conversion', when: 'its receipt there already', answers: [[], [{ id: 42 }]] }),
+
+  cart(
+    'connect',
+    [{ account_id: ACCOUNT, cart: 'clickbank', token_hash: 'sha256 of the token, hex', token_prefix: 'Xq3kP0', secret: 'CBSECRET', created_at: NOW }],
+    {
+      when: 'connected, or connected again',
+    },
+  ),
+  cart('receivers', [ACCOUNT]),
+  cart('disconnect', [ACCOUNT, 'clickbank']),
+  cart('findByTokenHash', ['sha256 of the token, hex']),
+  cart('insertEvent', [REFUND], { shown: 'a Digistore24 refund', answers: [[{ id: 7 }]] }),
+  cart('setConversion', [7, 42]),
+  cart('listEvents', () => [list(cartEventCatalogue, 'event=refund&received_at.gte=2026-01-01')], {
+    shown: 'account 1, "event=refund&received_at.gte=2026-01-01"',
+    when: 'nothing known yet: the count, then page 1',
+    answers: [[{ count: 250 }]],
+  }),
 ];
 
 /** The questions of the columnar index that the snapshots and the plan tests show: the cold families of the benchmark and more. */

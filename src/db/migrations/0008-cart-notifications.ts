@@ -43,9 +43,12 @@ export function cartNotificationsMigration(database: Pick<Database, 'conversions
         .addColumn('conversion_id', 'bigint')
         .addColumn('payload', types.text, (c) => c.notNull())
         .addUniqueConstraint('cart_events_account_cart_key', ['account_id', 'cart', 'event_key'])
+        // The indexes of an account's events in id order, and of its events by receipt: as
+        // constraints (unique anyway, the id being in each), since SQLite's CREATE INDEX in an
+        // attached file takes the file's name on the index but not on the table.
+        .addUniqueConstraint('cart_events_account_id', ['account_id', 'id'])
+        .addUniqueConstraint('cart_events_account_receipt', ['account_id', 'receipt', 'id'])
         .execute();
-      await schema.createIndex('cart_events_account_id').on('cart_events').columns(['account_id', 'id']).execute();
-      await schema.createIndex('cart_events_account_receipt').on('cart_events').columns(['account_id', 'receipt', 'id']).execute();
     },
   };
 }

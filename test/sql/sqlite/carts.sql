@@ -1,0 +1,45 @@
+-- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
+
+-- CartRepository.connect({"account_id":1,"cart":"clickbank","token_hash":"sha256 of the token, hex","token_prefix":"Xq3kP0","secret":"CBSECRET","created_at":1767225600}), connected, or connected again
+insert into "cart_receivers" ("account_id", "cart", "token_hash", "token_prefix", "secret", "created_at")
+values (?, ?, ?, ?, ?, ?)
+on conflict ("account_id", "cart") do update
+set "token_hash" = ?, "token_prefix" = ?, "secret" = ?, "created_at" = ?;
+
+-- CartRepository.receivers(1)
+select "cart", "token_prefix", "created_at"
+from "cart_receivers"
+where "account_id" = ?
+order by "cart";
+
+-- CartRepository.disconnect(1, "clickbank")
+delete from "cart_receivers"
+where "account_id" = ? and "cart" = ?;
+
+-- CartRepository.findByTokenHash("sha256 of the token, hex")
+select *
+from "cart_receivers"
+where "token_hash" = ?;
+
+-- CartRepository.insertEvent(a Digistore24 refund)
+insert into "cart_events" ("account_id", "received_at", "occurred_at", "cart", "event_key", "event", "cart_event", "receipt", "original_receipt", "test", "status", "problem", "conversion_id", "payload")
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+on conflict ("account_id", "cart", "event_key") do nothing
+returning "id";
+
+-- CartRepository.setConversion(7, 42)
+update "cart_events"
+set "conversion_id" = ?
+where "id" = ?;
+
+-- CartRepository.listEvents(account 1, "event=refund&received_at.gte=2026-01-01"), nothing known yet: the count, then page 1 [1 of 2]
+select count(*) as "count"
+from "cart_events"
+where "cart_events"."account_id" = ? and ("cart_events"."event" = ? and "cart_events"."received_at" >= ?);
+
+-- CartRepository.listEvents(account 1, "event=refund&received_at.gte=2026-01-01"), nothing known yet: the count, then page 1 [2 of 2]
+select "cart_events".*
+from "cart_events"
+where "cart_events"."account_id" = ? and ("cart_events"."event" = ? and "cart_events"."received_at" >= ?)
+order by "cart_events"."id"
+limit ?;
