@@ -6,13 +6,21 @@ import type { PreparedList } from '../filters/list.js';
 import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import { formatTimestamp } from '../filters/timestamps.js';
-import { type CartEventRow, CartRepository } from './repository.js';
+import { type CartEventRow, CartRepository, type NewCartEvent } from './repository.js';
 import { type CartEventEntry, cartEventCatalogue, type EventStatus } from './schema.js';
 import { type CartNotification, type CartReply, type CartRequest, PURCHASES, RECEIVERS, type ReceiverName } from './notification.js';
 import { RECEIVER_BY_NAME } from './receivers/index.js';
 
 /** How a notification fared, for the metrics and the log. */
 export type Outcome = 'stored' | 'duplicate' | 'acknowledged' | 'invalid' | 'refused' | 'unknown_token';
+
+/** A notification checked and mapped, waiting to be written. */
+interface PendingStore {
+  event: NewCartEvent;
+  row: NewConversion | undefined;
+  resolve: (stored: boolean) => void;
+  reject: (error: unknown) => void;
+}
 
 /** A connected cart as listed: never its token or secret, only the token's first characters. */
 export interface ConnectedCart {
@@ -23,6 +31,8 @@ export interface ConnectedCart {
 
 // The characters of a token shown in listings: enough to tell two apart, far too few to guess the rest.
 const SHOWN_TOKEN_CHARACTERS = 6;
+// The most notifications one transaction writes.
+const MAX_BATCH = 200;
 const NOT_FOUND: CartReply = { status: 404, contentType: 'text/plain; charset=utf-8', body: 'Not Found' };
 
 export function isReceiverName(name: string): name is ReceiverName {
@@ -45,6 +55,9 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
 export class CartService {
   private readonly carts: CartRepository;
   private readonly lists = new ListCache();
+  /** Notifications waiting for the next transaction (writeWaiting). */
+  private readonly waiting: PendingStore[] = [];
+  private writing = false;
 
   constructor(private readonly database: Database) {
     this.carts = new CartRepository(database.db);
@@ -99,6 +112,8 @@ export class CartService {
       case 'acknowledged':
         return { reply: receiver.accepted(false), outcome: 'acknowledged', reason: verdict.reason };
       case 'notification': {
+        const tooLong = longIdentity(verdict.notification);
+        if (tooLong) return { reply: { status: 400, contentType: 'text/plain; charset=utf-8', body: tooLong }, outcome: 'invalid', reason: tooLong };
         const stored = await this.store(found.account_id, cart, verdict.notification, request.receivedAt);
         return { reply: receiver.accepted(!stored), outcome: stored ? 'stored' : 'duplicate' };
       }
@@ -106,37 +121,80 @@ export class CartService {
   }
 
   /**
-   * Keeps the event and makes its conversion, in one transaction; false when the event was kept
-   * before (a repeat), and then nothing changes.
+   * Keeps the event and makes its conversion; resolves once they are committed, with false when
+   * the event was kept before (a repeat), and then nothing changes.
    */
   private store(accountId: number, cart: ReceiverName, notification: CartNotification, receivedAt: number): Promise<boolean> {
     const { status, problem, row } = this.outcomeOf(notification);
+    const event: NewCartEvent = {
+      account_id: accountId,
+      received_at: receivedAt,
+      occurred_at: notification.occurredAt ?? null,
+      cart,
+      event_key: notification.eventKey,
+      event: notification.event,
+      cart_event: notification.cartEvent,
+      receipt: notification.receipt,
+      original_receipt: notification.originalReceipt,
+      test: notification.test ? 1 : 0,
+      status,
+      problem,
+      conversion_id: null,
+      payload: notification.payload,
+    };
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ event, row, resolve, reject });
+      void this.writeWaiting();
+    });
+  }
+
+  /**
+   * Group commit: the notifications that arrive while a transaction runs are written together in
+   * the next one, so that one commit (one flush to disk) and one version bump serve many, and the
+   * database's one writer keeps up with a busy shop's carts. A batch that fails is written again
+   * one notification at a time, so that one that cannot be stored fails alone.
+   */
+  private async writeWaiting(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, MAX_BATCH);
+        try {
+          const stored = await this.writeInOneTransaction(batch);
+          batch.forEach((pending, index) => pending.resolve(stored[index]!));
+        } catch (error) {
+          if (batch.length === 1) batch[0]!.reject(error);
+          else
+            for (const pending of batch) {
+              await this.writeInOneTransaction([pending]).then(([stored]) => pending.resolve(stored!), pending.reject);
+            }
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Each event, unless its key is there already, with the conversion it makes; says for each whether it was stored. */
+  private writeInOneTransaction(batch: PendingStore[]): Promise<boolean[]> {
     return this.database.db.transaction().execute(async (trx) => {
       // Ids become visible in ascending order: the columnar index catches up by id.
       await this.database.serializeConversionWrites(trx);
       const carts = new CartRepository(trx);
-      const eventId = await carts.insertEvent({
-        account_id: accountId,
-        received_at: receivedAt,
-        occurred_at: notification.occurredAt ?? null,
-        cart,
-        event_key: notification.eventKey,
-        event: notification.event,
-        cart_event: notification.cartEvent,
-        receipt: notification.receipt,
-        original_receipt: notification.originalReceipt,
-        test: notification.test ? 1 : 0,
-        status,
-        problem,
-        conversion_id: null,
-        payload: notification.payload,
-      });
-      if (eventId === undefined) return false;
       const conversions = new ConversionRepository(trx);
-      if (row) await carts.setConversion(eventId, (await conversions.insertOne(accountId, row)).id);
+      const changed = new Set<number>();
+      const stored: boolean[] = [];
+      for (const { event, row } of batch) {
+        const eventId = await carts.insertEvent(event);
+        stored.push(eventId !== undefined);
+        if (eventId === undefined) continue;
+        if (row) await carts.setConversion(eventId, (await conversions.insertOne(event.account_id, row)).id);
+        changed.add(event.account_id);
+      }
       // Lists of conversions and of cart events are stale from this commit on.
-      await conversions.bumpVersion(accountId);
-      return true;
+      for (const accountId of changed) await conversions.bumpVersion(accountId);
+      return stored;
     });
   }
 
@@ -160,6 +218,19 @@ export class CartService {
       },
     };
   }
+}
+
+// The longest event key and receipt kept, in bytes of UTF-8: both are in indexes, whose entries
+// PostgreSQL limits to 2,704 bytes; the import's receipts are as long at most.
+const MAX_IDENTITY_BYTES = 2048;
+
+/** Why a notification's key or receipts are too long to keep, if they are. */
+function longIdentity({ eventKey, receipt, originalReceipt }: CartNotification): string | undefined {
+  const named = { 'the event id': eventKey, receipt, original_receipt: originalReceipt };
+  for (const [name, value] of Object.entries(named)) {
+    if (value && Buffer.byteLength(value) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
+  }
+  return undefined;
 }
 
 // The entry's fields with their types; the unions of literals are plain text here (TypeBox's Static of a mapped union is never).
