@@ -52,7 +52,7 @@ function signedEvent(index: number): { body: string; signature: string; receipt:
   const body = JSON.stringify({
     event_id: `bench-${index}`,
     event: 'sale',
-    occurred_at: new Date().toISOString().slice(0, 19) + 'Z',
+    occurred_at: `${new Date().toISOString().slice(0, 19)}Z`,
     cart_integration: 'clickbank',
     receipt,
     amount: 10 + (index % 90),

@@ -162,7 +162,7 @@ export class CartService {
         const batch = this.waiting.splice(0, MAX_BATCH);
         try {
           const stored = await this.writeInOneTransaction(batch);
-          batch.forEach((pending, index) => pending.resolve(stored[index]!));
+          for (const [index, pending] of batch.entries()) pending.resolve(stored[index]!);
         } catch (error) {
           if (batch.length === 1) batch[0]!.reject(error);
           else
