@@ -1,7 +1,9 @@
 // Small pure helpers the receivers share: reading a request's fields, turning a cart's text into
 // a conversion's values, and the replies carts expect.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ConversionEntry } from '../../conversions/schema.js';
+import type { TSchema } from 'typebox';
+import { ConversionEntry } from '../../conversions/schema.js';
+import { columnTypeOf } from '../../filters/catalogue.js';
 import { offsetAt } from '../../db/columnar/time-zones.js';
 import { formatTimestamp, parseTimestamp } from '../../filters/timestamps.js';
 import { type CartReply, type CartRequest, type EventType, PURCHASES } from '../notification.js';
@@ -345,47 +347,38 @@ export function passThrough(
 // Conversions from fields named by the seller
 
 /** How a field's text becomes the conversion's value. */
-type Kind = 'text' | 'number' | 'page_id' | 'boolean' | 'country' | 'currency' | 'payment_method' | 'list' | 'numbers' | 'products';
+type Kind = 'text' | 'number' | 'integer' | 'boolean' | 'country' | 'currency' | 'payment_method' | 'list' | 'numbers' | 'products';
 
-/** Every field of a conversion but `created_at` and `cart_integration`, which receivers set themselves. */
-const KINDS: Record<Exclude<ConversionField, 'created_at' | 'cart_integration'>, Kind> = {
-  receipt: 'text',
-  original_receipt: 'text',
-  amount: 'number',
-  tax_amount: 'number',
-  shipping_amount: 'number',
-  products: 'products',
-  email: 'text',
-  user_id: 'text',
-  page_id: 'page_id',
-  page_version: 'text',
-  upsell_flow_id: 'text',
-  upsell_session: 'text',
-  upsell_path: 'text',
-  upsell_group: 'text',
-  upsell_step: 'number',
-  country: 'country',
-  mobile: 'boolean',
-  affiliate: 'text',
-  vendor: 'text',
-  role: 'text',
-  tracking_codes: 'list',
-  referrer: 'text',
-  referrer_name: 'text',
-  referrer_medium: 'text',
-  joint_venture_order: 'text',
-  currency: 'currency',
-  hostname: 'text',
-  utm_source: 'text',
-  utm_medium: 'text',
-  utm_campaign: 'text',
-  utm_content: 'text',
-  first_name: 'text',
-  last_name: 'text',
-  zip_code: 'text',
-  payment_method: 'payment_method',
-  affiliate_payouts: 'numbers',
-};
+/** The text fields whose values a receiver normalises: a country's name to its code, a currency and a payment method to the API's words. */
+const NORMALISED: Partial<Record<string, Kind>> = { country: 'country', currency: 'currency', payment_method: 'payment_method' };
+
+/** A field's kind, from its type in the conversion's schema. */
+function kindOf(name: string, property: TSchema): Kind {
+  const normalised = NORMALISED[name];
+  if (normalised) return normalised;
+  switch (columnTypeOf(property)) {
+    case 'integer':
+      return 'integer';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'stringArray':
+      return 'list';
+    case 'string':
+      return 'text';
+    default:
+      // The arrays that are not of text: products (objects) and affiliate payouts (numbers).
+      return name === 'products' ? 'products' : 'numbers';
+  }
+}
+
+/** Every field of a conversion but `created_at` and `cart_integration`, which receivers set themselves, with its kind. */
+const KINDS = Object.fromEntries(
+  Object.entries(ConversionEntry.properties)
+    .filter(([name]) => !['id', 'created_at', 'cart_integration'].includes(name))
+    .map(([name, property]) => [name, kindOf(name, property)]),
+) as Record<Exclude<ConversionField, 'created_at' | 'cart_integration'>, Kind>;
 export type MappedField = keyof typeof KINDS;
 
 /** Where each field is read from: the names to try in order (for a list, every name adds its values). */
@@ -421,7 +414,7 @@ function converted(kind: Kind, text: string | undefined): unknown {
   switch (kind) {
     case 'number':
       return numberOf(text);
-    case 'page_id':
+    case 'integer':
       return pageIdOf(text);
     case 'boolean':
       return booleanOf(text);
