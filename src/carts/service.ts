@@ -9,6 +9,7 @@ import { formatTimestamp } from '../filters/timestamps.js';
 import { type CartEventRow, CartRepository, type NewCartEvent } from './repository.js';
 import { type CartEventEntry, cartEventCatalogue, type EventStatus } from './schema.js';
 import { type CartNotification, type CartReply, type CartRequest, PURCHASES, RECEIVERS, type ReceiverName } from './notification.js';
+import { textReply } from './receivers/fields.js';
 import { RECEIVER_BY_NAME } from './receivers/index.js';
 
 /** How a notification fared, for the metrics and the log. */
@@ -33,7 +34,7 @@ export interface ConnectedCart {
 const SHOWN_TOKEN_CHARACTERS = 6;
 // The most notifications one transaction writes.
 const MAX_BATCH = 200;
-const NOT_FOUND: CartReply = { status: 404, contentType: 'text/plain; charset=utf-8', body: 'Not Found' };
+const NOT_FOUND = textReply(404, 'Not Found');
 
 export function isReceiverName(name: string): name is ReceiverName {
   return (RECEIVERS as readonly string[]).includes(name);
@@ -101,19 +102,22 @@ export class CartService {
     const found = await this.carts.findByTokenHash(hashToken(token));
     if (!found || found.cart !== cart) return { reply: NOT_FOUND, outcome: 'unknown_token' };
     const receiver = RECEIVER_BY_NAME[cart];
-    if (!receiver.methods.includes(request.method as 'GET')) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+    if (!receiver.methods.includes(request.method as 'GET')) {
+      const reason = `${cart} notifications come by ${receiver.methods.join(' or ')}`;
+      return { reply: textReply(405, reason), outcome: 'invalid', reason };
+    }
 
     const verdict = receiver.read(request, found.secret);
     switch (verdict.kind) {
       case 'refused':
         return { reply: receiver.refused(verdict.reason), outcome: 'refused', reason: verdict.reason };
       case 'invalid':
-        return { reply: { status: 400, contentType: 'text/plain; charset=utf-8', body: verdict.reason }, outcome: 'invalid', reason: verdict.reason };
+        return { reply: textReply(400, verdict.reason), outcome: 'invalid', reason: verdict.reason };
       case 'acknowledged':
         return { reply: receiver.accepted(false), outcome: 'acknowledged', reason: verdict.reason };
       case 'notification': {
         const tooLong = longIdentity(verdict.notification);
-        if (tooLong) return { reply: { status: 400, contentType: 'text/plain; charset=utf-8', body: tooLong }, outcome: 'invalid', reason: tooLong };
+        if (tooLong) return { reply: textReply(400, tooLong), outcome: 'invalid', reason: tooLong };
         const stored = await this.store(found.account_id, cart, verdict.notification, request.receivedAt);
         return { reply: receiver.accepted(!stored), outcome: stored ? 'stored' : 'duplicate' };
       }
@@ -224,9 +228,9 @@ export class CartService {
 // PostgreSQL limits to 2,704 bytes; the import's receipts are as long at most.
 const MAX_IDENTITY_BYTES = 2048;
 
-/** Why a notification's key or receipts are too long to keep, if they are. */
-function longIdentity({ eventKey, receipt, originalReceipt }: CartNotification): string | undefined {
-  const named = { 'the event id': eventKey, receipt, original_receipt: originalReceipt };
+/** Why a notification's key or receipt is too long to keep, if it is. */
+function longIdentity({ eventKey, receipt }: CartNotification): string | undefined {
+  const named = { 'the event id': eventKey, receipt };
   for (const [name, value] of Object.entries(named)) {
     if (value && Buffer.byteLength(value) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
   }

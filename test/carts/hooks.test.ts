@@ -135,6 +135,17 @@ describeEachEngine('cart notifications', (engine) => {
     }
   });
 
+  test("a method the cart does not send with is a 405 that names the cart's", async () => {
+    const response = await ctx.app.inject({
+      method: 'PUT',
+      url: paths.buygoods!,
+      payload: 'a=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(response.statusCode, 405);
+    assert.equal(response.body, 'buygoods notifications come by GET or POST');
+  });
+
   test('refunds, chargebacks and cancellations are events that point to the receipt they reverse', async () => {
     await postGeneric(genericEvent('sale-r', 'REFUNDED-1'));
     const refund = await postGeneric({ event_id: 'refund-r', event: 'refund', occurred_at: '2026-03-03T09:00:00Z', receipt: 'REFUNDED-1' });
@@ -167,8 +178,10 @@ describeEachEngine('cart notifications', (engine) => {
     await postGeneric(genericEvent('other-1', 'OTHER-1'), paths.otherGeneric);
     const failed = await eventsOf('status=failed');
     assert.ok(failed.length >= 1 && failed.every((event: { status: string }) => event.status === 'failed'));
+    await postGeneric(genericEvent('filter-test', 'FILTERTEST-1', { test: true }));
     const tests = await eventsOf('test=true&cart=generic');
-    assert.ok(tests.every((event: { test: boolean }) => event.test));
+    assert.ok(tests.some((event: { receipt: string }) => event.receipt === 'FILTERTEST-1'));
+    assert.ok(tests.every((event: { test: boolean; cart: string }) => event.test && event.cart === 'generic'));
     assert.equal((await eventsOf('receipt=OTHER-1')).length, 0);
     const others = await eventsOf('', otherKey);
     assert.deepEqual(
