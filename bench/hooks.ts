@@ -3,7 +3,7 @@
  * and do lists stay fast meanwhile? A benchmark, not a test.
  *
  *   npm run bench:hooks -- [--conversions 1000000] [--rate 1000] [--seconds 10]
- *                          [--database postgres://user@host:5432/postgres]
+ *                          [--database postgres://user@host:5432/postgres] [--cpu-prof DIR]
  *
  * It imports --conversions to start from, starts the real service (compiled, as `npm start` runs
  * it) pinned to core 0, connects the generic receiver with the command line, and once the
@@ -12,7 +12,8 @@
  * conversion), while this process asks new list questions one after another (NEW_QUESTION_FAMILIES,
  * each asked once) and a probe asks every 50 ms for one buyer's conversions. It then checks that
  * every acknowledged notification is a cart event and a conversion, and prints the rates and
- * latencies beside the targets.
+ * latencies beside the targets. --cpu-prof writes the service's CPU profiles (each thread's)
+ * into DIR, for Chrome's DevTools or speedscope.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '1000' },
       seconds: { type: 'string', default: '10' },
       database: { type: 'string' },
+      'cpu-prof': { type: 'string' },
     },
   });
   const conversions = Number(args.conversions);
@@ -162,7 +164,8 @@ async function main(): Promise<void> {
     writeConversions(seedFile, conversions, 1);
     log(`${engine}: importing ${conversions} conversions to start from...`);
     await cli(['migrate']);
-    server = startPinned(0, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' } });
+    const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [];
+    server = startPinned(0, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' }, nodeFlags });
     const baseUrl = await listeningAddress(server, 'the service');
     await cli(['conversions', 'import', seedFile]);
     const hookPath = (await cli(['carts', 'connect', 'generic', '--secret', SECRET])).trim().split('\n').at(-1)!;
@@ -221,6 +224,13 @@ async function main(): Promise<void> {
     console.log(
       `failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`,
     );
+    if (args['cpu-prof']) {
+      // A profile is written when the process exits of itself.
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+      log(`CPU profiles in ${args['cpu-prof']}`);
+    }
   } finally {
     for (const child of children) child.kill('SIGKILL');
     await dropDatabase().catch(() => {});

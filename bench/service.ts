@@ -110,9 +110,9 @@ export function startPinned(
   core: number | undefined,
   script: string,
   scriptArgs: string[],
-  { cwd, env = process.env }: { cwd: string; env?: NodeJS.ProcessEnv },
+  { cwd, env = process.env, nodeFlags = [] }: { cwd: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[] },
 ): ChildProcess {
-  const nodeArgs = script.endsWith('.ts') ? ['--import', 'tsx', script, ...scriptArgs] : [script, ...scriptArgs];
+  const nodeArgs = [...nodeFlags, ...(script.endsWith('.ts') ? ['--import', 'tsx', script] : [script]), ...scriptArgs];
   const [command, commandArgs] = canPin && core !== undefined ? ['taskset', ['-c', String(core), process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);

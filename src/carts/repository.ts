@@ -36,19 +36,30 @@ export class CartRepository {
     return this.db.selectFrom('cart_receivers').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
-  /** Keeps an event; undefined when the account has one with the same receiver and key already (a repeat). */
-  async insertEvent(row: NewCartEvent): Promise<number | undefined> {
-    const inserted = await this.db
-      .insertInto('cart_events')
-      .values(row)
-      .onConflict((oc) => oc.columns(['account_id', 'cart', 'event_key']).doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    return inserted ? Number(inserted.id) : undefined;
+  /** Which of these (account, cart, event key) the events kept already have. */
+  async keptEventKeys(keys: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>[]): Promise<Pick<CartEventRow, 'account_id' | 'cart' | 'event_key'>[]> {
+    if (keys.length === 0) return [];
+    return this.db
+      .selectFrom('cart_events')
+      .select(['account_id', 'cart', 'event_key'])
+      .where((eb) =>
+        eb(
+          eb.refTuple('account_id', 'cart', 'event_key'),
+          'in',
+          keys.map((key) => eb.tuple(key.account_id, key.cart, key.event_key)),
+        ),
+      )
+      .execute();
   }
 
-  async setConversion(eventId: number, conversionId: number): Promise<void> {
-    await this.db.updateTable('cart_events').set({ conversion_id: conversionId }).where('id', '=', eventId).execute();
+  /** Keeps events; one whose account, cart and key an event kept already has is left out (a repeat). */
+  async insertEvents(rows: NewCartEvent[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db
+      .insertInto('cart_events')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['account_id', 'cart', 'event_key']).doNothing())
+      .execute();
   }
 
   listEvents(list: AccountList): Promise<ListPage<CartEventRow>> {

@@ -180,25 +180,34 @@ export class CartService {
     }
   }
 
-  /** Each event, unless its key is there already, with the conversion it makes; says for each whether it was stored. */
+  /**
+   * Each event, unless its key was kept before or comes earlier in the batch, with the
+   * conversion it makes; says for each whether it was stored. A few statements for the whole
+   * batch, whatever its size: each is a round trip to the database.
+   */
   private writeInOneTransaction(batch: PendingStore[]): Promise<boolean[]> {
     return this.database.db.transaction().execute(async (trx) => {
       // Ids become visible in ascending order: the columnar index catches up by id.
       await this.database.serializeConversionWrites(trx);
       const carts = new CartRepository(trx);
       const conversions = new ConversionRepository(trx);
-      const changed = new Set<number>();
-      const stored: boolean[] = [];
-      for (const { event, row } of batch) {
-        const eventId = await carts.insertEvent(event);
-        stored.push(eventId !== undefined);
-        if (eventId === undefined) continue;
-        if (row) await carts.setConversion(eventId, (await conversions.insertOne(event.account_id, row)).id);
-        changed.add(event.account_id);
+      const keyOf = ({ account_id, cart, event_key }: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>) => `${account_id}\n${cart}\n${event_key}`;
+      const seen = new Set((await carts.keptEventKeys(batch.map(({ event }) => event))).map(keyOf));
+      const fresh: PendingStore[] = [];
+      for (const pending of batch) {
+        const key = keyOf(pending.event);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        fresh.push(pending);
       }
+      const converting = fresh.filter(({ row }) => row);
+      const ids = await conversions.insertEach(converting.map(({ event, row }) => ({ ...row!, account_id: event.account_id })));
+      const conversionIdOf = new Map(converting.map((pending, index) => [pending, ids[index]!]));
+      await carts.insertEvents(fresh.map((pending) => ({ ...pending.event, conversion_id: conversionIdOf.get(pending) ?? null })));
       // Lists of conversions and of cart events are stale from this commit on.
-      for (const accountId of changed) await conversions.bumpVersion(accountId);
-      return stored;
+      for (const accountId of new Set(fresh.map(({ event }) => event.account_id))) await conversions.bumpVersion(accountId);
+      const stored = new Set(fresh);
+      return batch.map((pending) => stored.has(pending));
     });
   }
 

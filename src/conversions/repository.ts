@@ -51,25 +51,37 @@ export class ConversionRepository {
   }
 
   /**
-   * Inserts one conversion unless the account has its cart and receipt already; either way
-   * returns the id of the conversion with that receipt. Call it inside a transaction that began
-   * with Database.serializeConversionWrites.
+   * Inserts each conversion unless its account has its cart and receipt already; returns, in the
+   * order of `rows`, the id of the conversion with each one's account, cart and receipt, new or
+   * not. Call it inside a transaction that began with Database.serializeConversionWrites.
    */
-  async insertOne(accountId: number, row: NewConversion): Promise<{ id: number; created: boolean }> {
+  async insertEach(rows: (NewConversion & { account_id: number })[]): Promise<number[]> {
+    if (rows.length === 0) return [];
+    const keyOf = (row: { account_id: number | string; cart_integration: string; receipt: string }) =>
+      `${row.account_id}\n${row.cart_integration}\n${row.receipt}`;
+    const idByKey = new Map<string, number>();
     const inserted = await this.db
       .insertInto('conversions')
-      .values({ ...row, account_id: accountId })
+      .values(rows)
       .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted) return { id: Number(inserted.id), created: true };
-    const existing = await this.db
-      .selectFrom('conversions')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('cart_integration', '=', row.cart_integration)
-      .where('receipt', '=', row.receipt)
-      .executeTakeFirstOrThrow();
-    return { id: Number(existing.id), created: false };
+      .returning(['id', 'account_id', 'cart_integration', 'receipt'])
+      .execute();
+    for (const row of inserted) idByKey.set(keyOf(row), Number(row.id));
+    const there = rows.filter((row) => !idByKey.has(keyOf(row)));
+    if (there.length > 0) {
+      const found = await this.db
+        .selectFrom('conversions')
+        .select(['id', 'account_id', 'cart_integration', 'receipt'])
+        .where((eb) =>
+          eb(
+            eb.refTuple('account_id', 'cart_integration', 'receipt'),
+            'in',
+            there.map((row) => eb.tuple(row.account_id, row.cart_integration, row.receipt)),
+          ),
+        )
+        .execute();
+      for (const row of found) idByKey.set(keyOf(row), Number(row.id));
+    }
+    return rows.map((row) => idByKey.get(keyOf(row))!);
   }
 }

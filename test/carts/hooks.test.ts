@@ -88,6 +88,33 @@ describeEachEngine('cart notifications', (engine) => {
     }
   });
 
+  test('notifications arriving together are each stored once: a repeat among them is one event, and two events of one receipt are one conversion', async () => {
+    const sale = genericEvent('together-1', 'TOGETHER-1');
+    const resent = genericEvent('together-1-resent', 'TOGETHER-1');
+    const others = Array.from({ length: 8 }, (_, index) => genericEvent(`together-${index + 2}`, `TOGETHER-${index + 2}`));
+    // Sent at once, the first is written alone and the others wait for its transaction, to be written together in the next.
+    const replies = await Promise.all([others[0]!, sale, sale, resent, sale, ...others.slice(1), sale].map((event) => postGeneric(event)));
+    assert.deepEqual(
+      replies.map((reply) => reply.statusCode),
+      replies.map(() => 200),
+    );
+    assert.equal(replies.filter((reply) => reply.json().duplicate).length, 3, 'of the four copies, three are repeats');
+
+    const conversions = await api('/api/v1/conversions?receipt.between=TOGETHER-,TOGETHER-~');
+    assert.equal(conversions.totalEntries, 9);
+    const events = await eventsOf('receipt.between=TOGETHER-,TOGETHER-~');
+    assert.equal(events.length, 10);
+    const sold = conversions.entries.find((entry: { receipt: string }) => entry.receipt === 'TOGETHER-1');
+    const ofTheSale = events.filter((event: { receipt: string }) => event.receipt === 'TOGETHER-1');
+    assert.deepEqual(
+      ofTheSale.map((event: { conversion_id: number }) => event.conversion_id),
+      [sold.id, sold.id],
+    );
+    for (const entry of conversions.entries) {
+      const event = events.find((candidate: { receipt: string }) => candidate.receipt === entry.receipt);
+      assert.equal(event.conversion_id, entry.id, entry.receipt);
+    }
+  });
   test("ClickBank: the vendor's copy of a sale becomes a conversion, an affiliate's copy only an event", async () => {
     const vendor = await ctx.app.inject({ method: 'POST', url: paths.clickbank!, payload: clickbankBody(secrets.clickbank, clickbankSale('CBVEND01')) });
     assert.equal(vendor.statusCode, 200, vendor.body);

@@ -213,6 +213,10 @@ function newConversions(count: number): NewConversion[] {
   });
 }
 
+/** Two conversions as cart notifications make them, with their account, and each as the database returns it under an id. */
+const NOTIFIED = newConversions(2).map((row) => ({ ...row, account_id: ACCOUNT }));
+const notifiedAs = (id: number, row: (typeof NOTIFIED)[number]) => ({ id, account_id: ACCOUNT, cart_integration: row.cart_integration, receipt: row.receipt });
+
 const REFUND: NewCartEvent = {
   account_id: ACCOUNT,
   received_at: NOW,
@@ -312,8 +316,16 @@ export const EXAMPLES: Example[] = [
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
-  conversion('insertOne', () => [ACCOUNT, newConversions(1)[0]!], { shown: '1, a conversion', when: 'a new receipt', answers: [[{ id: 42 }]] }),
-  conversion('insertOne', () => [ACCOUNT, newConversions(1)[0]!], { shown: '1, a conversion', when: 'its receipt there already', answers: [[], [{ id: 42 }]] }),
+  conversion('insertEach', [NOTIFIED], {
+    shown: 'two conversions of account 1',
+    when: 'new receipts',
+    answers: [[notifiedAs(42, NOTIFIED[0]!), notifiedAs(43, NOTIFIED[1]!)]],
+  }),
+  conversion('insertEach', [NOTIFIED], {
+    shown: 'two conversions of account 1',
+    when: 'the second receipt there already',
+    answers: [[notifiedAs(42, NOTIFIED[0]!)], [notifiedAs(7, NOTIFIED[1]!)]],
+  }),
 
   cart(
     'connect',
@@ -325,8 +337,8 @@ export const EXAMPLES: Example[] = [
   cart('receivers', [ACCOUNT]),
   cart('disconnect', [ACCOUNT, 'clickbank']),
   cart('findByTokenHash', ['sha256 of the token, hex']),
-  cart('insertEvent', [REFUND], { shown: 'a Digistore24 refund', answers: [[{ id: 7 }]] }),
-  cart('setConversion', [7, 42]),
+  cart('keptEventKeys', [[REFUND, { ...REFUND, event_key: '23650508/on_refund' }]], { shown: 'the keys of two Digistore24 refunds' }),
+  cart('insertEvents', [[REFUND, { ...REFUND, event_key: '23650508/on_refund' }]], { shown: 'two Digistore24 refunds' }),
   cart('listEvents', () => [list(cartEventCatalogue, 'event=refund&received_at.gte=2026-01-01')], {
     shown: 'account 1, "event=refund&received_at.gte=2026-01-01"',
     when: 'nothing known yet: the count, then page 1',

@@ -21,16 +21,16 @@ select *
 from "cart_receivers"
 where "token_hash" = $1;
 
--- CartRepository.insertEvent(a Digistore24 refund)
-insert into "cart_events" ("account_id", "received_at", "occurred_at", "cart", "event_key", "event", "cart_event", "receipt", "original_receipt", "test", "status", "problem", "conversion_id", "payload")
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-on conflict ("account_id", "cart", "event_key") do nothing
-returning "id";
+-- CartRepository.keptEventKeys(the keys of two Digistore24 refunds)
+select "account_id", "cart", "event_key"
+from "cart_events"
+where ("account_id", "cart", "event_key") in (($1, $2, $3), ($4, $5, $6));
 
--- CartRepository.setConversion(7, 42)
-update "cart_events"
-set "conversion_id" = $1
-where "id" = $2;
+-- CartRepository.insertEvents(two Digistore24 refunds)
+insert into "cart_events" ("account_id", "received_at", "occurred_at", "cart", "event_key", "event", "cart_event", "receipt", "original_receipt", "test", "status", "problem", "conversion_id", "payload")
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14),
+       ($15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
+on conflict ("account_id", "cart", "event_key") do nothing;
 
 -- CartRepository.listEvents(account 1, "event=refund&received_at.gte=2026-01-01"), nothing known yet: the count, then page 1 [1 of 2]
 select count(*) as "count"

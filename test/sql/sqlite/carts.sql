@@ -21,16 +21,16 @@ select *
 from "cart_receivers"
 where "token_hash" = ?;
 
--- CartRepository.insertEvent(a Digistore24 refund)
-insert into "cart_events" ("account_id", "received_at", "occurred_at", "cart", "event_key", "event", "cart_event", "receipt", "original_receipt", "test", "status", "problem", "conversion_id", "payload")
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-on conflict ("account_id", "cart", "event_key") do nothing
-returning "id";
+-- CartRepository.keptEventKeys(the keys of two Digistore24 refunds)
+select "account_id", "cart", "event_key"
+from "cart_events"
+where ("account_id", "cart", "event_key") in ((?, ?, ?), (?, ?, ?));
 
--- CartRepository.setConversion(7, 42)
-update "cart_events"
-set "conversion_id" = ?
-where "id" = ?;
+-- CartRepository.insertEvents(two Digistore24 refunds)
+insert into "cart_events" ("account_id", "received_at", "occurred_at", "cart", "event_key", "event", "cart_event", "receipt", "original_receipt", "test", "status", "problem", "conversion_id", "payload")
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+on conflict ("account_id", "cart", "event_key") do nothing;
 
 -- CartRepository.listEvents(account 1, "event=refund&received_at.gte=2026-01-01"), nothing known yet: the count, then page 1 [1 of 2]
 select count(*) as "count"
