@@ -33,8 +33,17 @@ async function duckDbPlan(connection: DuckDBConnection, { sql, params }: DuckDbQ
   return (JSON.parse(String(plan)) as DuckDbNode[]).flatMap(nodeNames);
 }
 
-test('the columnar index answers a page with the top n ids and the count with its first pages in one aggregate, sorting no table', async () => {
+/** The rows every scan of a statement read, as DuckDB's profile of a run counts them. */
+async function rowsScanned(connection: DuckDBConnection, { sql, params }: DuckDbQuery): Promise<number> {
+  const result = await connection.runAndReadAll(`EXPLAIN (ANALYZE, FORMAT json) ${sql}`, params.values, params.types);
+  const sum = (node: { operator_rows_scanned?: number; children?: unknown[] }): number =>
+    Number(node.operator_rows_scanned ?? 0) + (node.children ?? []).reduce<number>((total, child) => total + sum(child as typeof node), 0);
+  return sum(JSON.parse(String(result.getRows()[0]![1])));
+}
+
+test('the columnar index answers a page with the top n ids and the count with its first pages in one aggregate, sorting no table, and finds one buyer through its index', async () => {
   const { table, columns, pointLookups } = CONVERSION_INDEX_LAYOUT;
+  const indexTable = { name: table, pointLookups };
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
   try {
@@ -53,19 +62,23 @@ test('the columnar index answers a page with the top n ids and the count with it
     await connection.run(`INSERT INTO conversion_tracking_codes SELECT range + 1, 1 + range % 2, 'tc-' || (range % 3) FROM range(0, 6000, 5)`);
     for (const { family, query } of COLUMNAR_QUESTIONS) {
       const filters = columnarFilters(query);
-      const counted = await duckDbPlan(connection, countAndPagesQuery(table, 1, filters, 6000, 1));
+      const counted = await duckDbPlan(connection, countAndPagesQuery(indexTable, 1, filters, 6000, 1));
       assert.ok(
         counted.some((name) => /AGGREGATE|GROUP_BY/.test(name)),
         `${family}: the count with its first pages is an aggregate: ${counted.join(' > ')}`,
       );
       assert.ok(!counted.some((name) => /ORDER_BY|TOP_N/.test(name)), `${family}: the count with its first pages sorts nothing: ${counted.join(' > ')}`);
       for (const afterId of [undefined, 2345]) {
-        const paged = await duckDbPlan(connection, pageQuery(table, 1, filters, 6000, 12, afterId));
+        const paged = await duckDbPlan(connection, pageQuery(indexTable, 1, filters, 6000, 12, afterId));
         const shape = afterId === undefined ? 'by offset' : 'after an id';
         assert.ok(paged.includes('TOP_N'), `${family}: a page ${shape} keeps the top n ids: ${paged.join(' > ')}`);
         assert.ok(!paged.includes('ORDER_BY'), `${family}: a page ${shape} sorts no table: ${paged.join(' > ')}`);
       }
     }
+    // Of 6,000 rows of two accounts, asked below the largest id: the three of u-1234 are read, not the table.
+    const buyer = countAndPagesQuery(indexTable, 1, columnarFilters('user_id=u-1234'), 5000, 1);
+    const scanned = await rowsScanned(connection, buyer);
+    assert.ok(scanned < 100, `one buyer's rows are found through the ART index, not by a scan: ${scanned} rows read`);
   } finally {
     connection.closeSync();
     instance.closeSync();

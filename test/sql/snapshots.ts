@@ -367,25 +367,26 @@ export interface ColumnarExample {
 
 /** Each question in the three shapes the index asks it: count with the first pages, a page by offset, a page after a known id; and the count above an id for one. */
 export function columnarExamples(): ColumnarExample[] {
-  const { table } = CONVERSION_INDEX_LAYOUT;
+  const { table, pointLookups } = CONVERSION_INDEX_LAYOUT;
+  const indexTable = { name: table, pointLookups };
   const examples: ColumnarExample[] = [];
   for (const { query } of COLUMNAR_QUESTIONS) {
     const filters = columnarFilters(query);
     const shown = JSON.stringify(query);
     examples.push(
-      { call: `countAndPagesQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 1)`, query: countAndPagesQuery(table, ACCOUNT, filters, 50_000, 1) },
-      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, undefined)`, query: pageQuery(table, ACCOUNT, filters, 50_000, 12, undefined) },
-      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, 41017)`, query: pageQuery(table, ACCOUNT, filters, 50_000, 12, 41_017) },
+      { call: `countAndPagesQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 1)`, query: countAndPagesQuery(indexTable, ACCOUNT, filters, 50_000, 1) },
+      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, undefined)`, query: pageQuery(indexTable, ACCOUNT, filters, 50_000, 12, undefined) },
+      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, 41017)`, query: pageQuery(indexTable, ACCOUNT, filters, 50_000, 12, 41_017) },
     );
   }
   const [first] = COLUMNAR_QUESTIONS;
   examples.push({
     call: `countQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, above, upTo)`,
-    query: countQuery(table, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
+    query: countQuery(indexTable, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
   });
   examples.push({
     call: `idsAfterQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, upTo, afterId, 2000)`,
-    query: idsAfterQuery(table, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
+    query: idsAfterQuery(indexTable, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });
@@ -396,7 +397,7 @@ export function columnarExamples(): ColumnarExample[] {
   ] as const) {
     // New York over 2026, whose offset changes twice.
     const offsets = offsetSpans('America/New_York', Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000);
-    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
+    const { groups, totals } = summaryQueries(indexTable, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
     const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }

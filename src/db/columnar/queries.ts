@@ -9,6 +9,12 @@ import type { OffsetSpan } from './time-zones.js';
  * test/sql/ show what the index sends and tests can EXPLAIN the very same statements.
  */
 
+/** A derived table questions are asked of, and its columns with an ART index (layoutStatements). */
+export interface IndexTable {
+  name: string;
+  pointLookups: string[];
+}
+
 /** A statement for DuckDB with its parameters, each with its type. */
 export interface DuckDbQuery {
   sql: string;
@@ -41,42 +47,70 @@ function matching(filters: Filter[], params: BoundParams): string {
   return `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
 }
 
+/**
+ * What a question reads its rows from, named as the table: the table itself, or, when a filter
+ * asks for one value of a point lookup column (one buyer), the few rows its ART index finds.
+ * DuckDB reads through the index only when that equality is the scan's one condition; the
+ * account's and the watermark's conditions beside it, true of every row only while the index
+ * holds one account and nothing above the watermark, would make it scan the whole table. The
+ * lookup is a materialized CTE, so that no condition is pushed into it.
+ */
+function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams): string {
+  const lookup = filters.find(
+    ({ column, condition }) =>
+      table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
+  );
+  if (!lookup || lookup.condition.kind !== 'compare') return table.name;
+  params.bind(lookup.condition.value as string);
+  const found = `SELECT * FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
+  return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
+}
+
 /** The number of the account's rows matching `filters` with ids above `above`, up to `upTo`. */
-export function countQuery(table: string, accountId: number, filters: Filter[], above: number, upTo: number): DuckDbQuery {
+export function countQuery(table: IndexTable, accountId: number, filters: Filter[], above: number, upTo: number): DuckDbQuery {
   const params = new BoundParams(accountId, above, upTo);
-  return { sql: `SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(filters, params)}`, params };
+  return { sql: `SELECT count(*) FROM ${rowsOf(table, filters, params)} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(filters, params)}`, params };
 }
 
 /**
  * The count and pages 1 to `page` in one scan: min(id, n) keeps the n smallest matching ids, so
  * the answer is one aggregate, with no sort of the matching rows.
  */
-export function countAndPagesQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number): DuckDbQuery {
+export function countAndPagesQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, page: number): DuckDbQuery {
   const params = new BoundParams(accountId, upTo);
-  return { sql: `SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`, params };
+  return {
+    sql: `SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`,
+    params,
+  };
 }
 
 /**
  * The ids of page `page`, up to `upTo`: after `afterId` (the last id of the page before) when it
  * is known, else by offset.
  */
-export function pageQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
+export function pageQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
   const params = new BoundParams(accountId, upTo);
   const after = afterId !== undefined ? ` AND id > ${afterId}` : '';
   const offset = afterId !== undefined ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
-  return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`, params };
+  return {
+    sql: `SELECT id FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`,
+    params,
+  };
 }
 
 /** Up to `limit` ids of the account's rows matching `filters` after `afterId`, up to `upTo`, in ascending order: an export's next batch. */
-export function idsAfterQuery(table: string, accountId: number, filters: Filter[], upTo: number, afterId: number, limit: number): DuckDbQuery {
+export function idsAfterQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, afterId: number, limit: number): DuckDbQuery {
   const params = new BoundParams(accountId, upTo, afterId);
-  return { sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`, params };
+  return {
+    sql: `SELECT id FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`,
+    params,
+  };
 }
 
 /** The earliest and the latest `created_at` of the account's rows up to `upTo`: the span a summary's time zone is looked at over. */
-export function createdAtRangeQuery(table: string, accountId: number, upTo: number): DuckDbQuery {
+export function createdAtRangeQuery(table: IndexTable, accountId: number, upTo: number): DuckDbQuery {
   const params = new BoundParams(accountId, upTo);
-  return { sql: `SELECT min(created_at), max(created_at) FROM ${table} WHERE account_id = $1::BIGINT AND id <= $2::BIGINT`, params };
+  return { sql: `SELECT min(created_at), max(created_at) FROM ${table.name} WHERE account_id = $1::BIGINT AND id <= $2::BIGINT`, params };
 }
 
 /** A time bucket of `created_at`, in the asker's time zone. */
@@ -112,14 +146,15 @@ const MEASURES = [
  * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
  */
 export function summaryQueries(
-  table: string,
+  table: IndexTable,
   accountId: number,
   filters: Filter[],
   upTo: number,
   groupBy: GroupKey[],
   offsets: OffsetSpan[],
 ): { groups: DuckDbQuery; totals: DuckDbQuery } {
-  const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const matched = (params: BoundParams) =>
+    `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
   const totalsParams = new BoundParams(accountId, upTo);
   const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
 

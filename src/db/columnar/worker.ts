@@ -20,6 +20,7 @@ import {
   TIME_BUCKETS,
   type DuckDbQuery,
   type GroupKey,
+  type IndexTable,
   type TimeBucket,
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
@@ -36,6 +37,7 @@ import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, Pa
 const options = workerData as ColumnarOptions;
 const { table, columns } = options;
 const port = parentPort!;
+const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
 const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
 // The layout of the derived tables: an index made for another layout is built again.
@@ -250,14 +252,14 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
 async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const upTo = await caughtUpFor(accountId, dataVersion);
   const key = `${accountId}:${filterKey(filters)}`;
-  const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(table, accountId, filters, above, upTo)))[0]![0]);
+  const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(indexTable, accountId, filters, above, upTo)))[0]![0]);
 
   let total = await answers.count(key, upTo, count);
   const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page.
-    const [counted, smallest] = (await rowsOf(countAndPagesQuery(table, accountId, filters, upTo, page)))[0]!;
+    const [counted, smallest] = (await rowsOf(countAndPagesQuery(indexTable, accountId, filters, upTo, page)))[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
     const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
@@ -268,7 +270,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1, upTo);
-  const ids = (await rowsOf(pageQuery(table, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
+  const ids = (await rowsOf(pageQuery(indexTable, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
 }
@@ -292,7 +294,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
     return { column };
   });
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
-  const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
+  const queries = summaryQueries(indexTable, accountId, filters, upTo, keys, offsets);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   const totals = (await run(queries.totals))[0]!;
   const groups = keys.length === 0 ? [totals] : await run(queries.groups);
@@ -301,7 +303,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
 
 /** The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`. */
 async function offsetsOver(accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
-  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(table, accountId, upTo)))[0]!.map((value) => (value === null ? undefined : Number(value)));
+  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(indexTable, accountId, upTo)))[0]!.map((value) => (value === null ? undefined : Number(value)));
   const now = Math.floor(Date.now() / 1000);
   return offsetSpans(timeZone, earliest ?? now, (latest ?? now) + 1);
 }
@@ -316,7 +318,7 @@ async function idsAfter(
   limit: number,
 ): Promise<BatchOfIds> {
   const until = upTo ?? (await caughtUpFor(accountId, dataVersion));
-  const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
+  const ids = (await rowsOf(idsAfterQuery(indexTable, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
   return { ids, upTo: until };
 }
 
