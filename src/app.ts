@@ -22,6 +22,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { answerFrameworkError, ignoreUnknownExpectations, refuseWithoutHost } from './http/framework-errors.js';
 import { Metrics, operationsRoutes } from './http/operations.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { openApiOptions } from './http/openapi.js';
 import { openRedis } from './http/redis.js';
 import { publicUrlOf } from './http/public-url.js';
 import { serializeRequest } from './http/request-log.js';
@@ -129,17 +130,7 @@ export async function buildApp({
   );
   app.setNotFoundHandler(notFoundHandler);
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Asset and Conversion Data Service',
-        version: '1',
-        description: 'See docs/api.md in the repository for the full reference.',
-      },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
-      security: [{ apiKey: [] }],
-    },
-  });
+  await app.register(swagger, openApiOptions(config.publicUrl));
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   const onRejected = () => metrics.rateLimitRejections.inc();

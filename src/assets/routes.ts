@@ -37,6 +37,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     {
       schema: {
         summary: 'List assets',
+        operationId: 'listAssets',
         description: 'One page of 100 assets in ascending id order, filtered by column. See the API reference for the filter forms.',
         tags: ['assets'],
         querystring: listQueryDocs(assetCatalogue),
@@ -58,6 +59,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
       ...WRITE,
       schema: {
         summary: 'Create an asset',
+        operationId: 'createAsset',
         description: `From content, an uploaded file or a remote url (exactly one). ${FORM_DOC}`,
         tags: ['assets'],
         consumes: ['multipart/form-data'],
@@ -75,7 +77,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
   app.get(
     '/assets/:id',
     {
-      schema: { summary: 'Get an asset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
+      schema: { summary: 'Get an asset', operationId: 'getAsset', tags: ['assets'], params: IdParams, response: { 200: AssetEntry, 404: ErrorMessage } },
       validatorCompiler: documentationOnly,
     },
     (request) => assets.get(request.accountId, parseId(request.params.id, false), publicUrl()),
@@ -86,6 +88,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     {
       schema: {
         summary: "Download an asset's bytes",
+        operationId: 'getAssetContent',
         description: 'A local asset: its bytes, with ETag, Last-Modified and byte ranges. A remote asset: 302 to its url.',
         tags: ['assets'],
         params: IdParams,
@@ -106,6 +109,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
       ...WRITE,
       schema: {
         summary: 'Update an asset',
+        operationId: 'updateAsset',
         description: `Rename (name only), move (folder only), replace the bytes (content or file), make it remote (url), or change its attributes. ${FORM_DOC}`,
         tags: ['assets'],
         consumes: ['multipart/form-data'],
@@ -126,7 +130,13 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     '/assets/:id',
     {
       ...WRITE,
-      schema: { summary: 'Delete an asset', tags: ['assets'], params: IdParams, response: { 200: Type.Literal(true), 400: ErrorMessage } },
+      schema: {
+        summary: 'Delete an asset',
+        operationId: 'deleteAsset',
+        tags: ['assets'],
+        params: IdParams,
+        response: { 200: Type.Literal(true), 400: ErrorMessage },
+      },
     },
     async (request, reply) => {
       await assets.remove(request.accountId, parseId(request.params.id, true));

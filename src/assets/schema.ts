@@ -30,7 +30,7 @@ export const AssetEntry = Type.Object(
     content_type: nullable(Type.String({ description: 'Content type a local asset is served with' })),
     public_url: nullable(Type.String({ description: 'Where a web page can embed a local asset without a key; stable across renames and moves' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'AssetEntry' },
 );
 export type AssetEntry = Static<typeof AssetEntry>;
 

@@ -14,6 +14,19 @@ import { type CartService, isReceiverName } from './service.js';
 // A notification is a few kilobytes; a ClickBank one with many line items some tens.
 const HOOK_BODY_LIMIT = 1024 * 1024;
 
+/** What a receiver answers, by status; each cart's own words are in docs/carts.md. */
+const HOOK_ANSWERS = {
+  200: Type.String({
+    description:
+      'Kept, or recognised as a repeat: what the cart expects, `OK` (the generic receiver: `{"ok":true}`, with `"duplicate":true` for a repeat). Digistore24 and SvenCart are answered 200 `ERROR: invalid sha signature` when the signature does not match',
+  }),
+  400: Type.String({ description: 'Not a notification this receiver can read, or (ClickBank) one that does not decrypt' }),
+  401: Type.String({ description: 'The generic receiver: a missing, wrong or stale X-Signature' }),
+  404: Type.String({ description: 'No receiver of this cart has this token' }),
+  405: Type.String({ description: 'This cart does not send with this method' }),
+  429: Type.String({ description: "Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE); the cart retries later" }),
+};
+
 /**
  * The receivers, `/hooks/{cart}/{token}`: outside the API, without an API key (the token in the
  * URL, and the cart's signature where it signs, are the checks), counted per token rather than
@@ -33,37 +46,46 @@ export async function cartHookRoutes(
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
 
-  app.route({
-    method: ['GET', 'POST', 'PUT'],
-    url: '/hooks/:cart/:token',
-    schema: {
-      summary: "Receive a cart's notification",
-      description: `Where a cart sends its server-to-server notifications: one of ${RECEIVERS.join(', ')}, and the token printed by \`carts connect\`. Answers what each cart expects. See docs/carts.md.`,
-      tags: ['carts'],
-      // No API key: the token in the path, and the cart's signature where it signs.
-      security: [],
-      params: Type.Object({ cart: Type.String({ enum: [...RECEIVERS] }), token: Type.String() }),
-    },
-    validatorCompiler: documentationOnly,
-    handler: async (request, reply) => {
-      const { cart, token } = request.params as { cart: string; token: string };
-      const {
-        reply: answer,
-        outcome,
-        reason,
-      } = await carts.receive(cart, token, {
-        method: request.method,
-        query: request.query as Record<string, string | string[] | undefined>,
-        rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-        headers: request.headers,
-        receivedAt: Math.floor(Date.now() / 1000),
-      });
-      metrics.cartNotifications.inc({ cart: isReceiverName(cart) ? cart : 'unknown', outcome });
-      // Never the token or the secret: the receiver and why, so that a misconfigured cart can be found.
-      if (outcome === 'refused' || outcome === 'invalid') request.log.warn({ cart, outcome, reason }, 'cart notification not accepted');
-      return reply.code(answer.status).type(answer.contentType).send(answer.body);
-    },
-  });
+  // A route per method, each an operation of its own in the OpenAPI document.
+  for (const method of ['GET', 'POST', 'PUT'] as const)
+    app.route({
+      method,
+      url: '/hooks/:cart/:token',
+      schema: {
+        summary: `Receive a cart's notification sent by ${method}`,
+        operationId: `receiveCartNotificationBy${method[0]}${method.slice(1).toLowerCase()}`,
+        description: `Where a cart sends its server-to-server notifications: one of ${RECEIVERS.join(', ')}, and the token printed by \`carts connect\`. Answers what each cart expects. See docs/carts.md.`,
+        tags: ['carts'],
+        // No API key: the token in the path, and the cart's signature where it signs.
+        security: [],
+        params: Type.Object({ cart: Type.String({ enum: [...RECEIVERS] }), token: Type.String() }),
+        // Documentation only: the answers are text the receivers write, which Fastify sends as it is.
+        produces: ['text/plain', 'application/json'],
+        response: HOOK_ANSWERS,
+      },
+      validatorCompiler: documentationOnly,
+      handler: async (request, reply) => {
+        const { cart, token } = request.params as { cart: string; token: string };
+        const {
+          reply: answer,
+          outcome,
+          reason,
+        } = await carts.receive(cart, token, {
+          method: request.method,
+          query: request.query as Record<string, string | string[] | undefined>,
+          rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          headers: request.headers,
+          receivedAt: Math.floor(Date.now() / 1000),
+        });
+        metrics.cartNotifications.inc({ cart: isReceiverName(cart) ? cart : 'unknown', outcome });
+        // Never the token or the secret: the receiver and why, so that a misconfigured cart can be found.
+        if (outcome === 'refused' || outcome === 'invalid') request.log.warn({ cart, outcome, reason }, 'cart notification not accepted');
+        return reply
+          .code(answer.status as keyof typeof HOOK_ANSWERS)
+          .type(answer.contentType)
+          .send(answer.body);
+      },
+    });
 }
 
 /** GET /api/v1/cart-events: the notifications carts sent, with the list's envelope, paging and filters. */
@@ -73,6 +95,7 @@ export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> 
     {
       schema: {
         summary: 'List cart events',
+        operationId: 'listCartEvents',
         description:
           'Every notification a connected cart sent and the service accepted, purchase or not, one page of 100 in ascending id order, filtered by column. See the API reference.',
         tags: ['carts'],

@@ -39,6 +39,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     {
       schema: {
         summary: 'List conversions',
+        operationId: 'listConversions',
         description: 'One page of 100 conversions in ascending id order, filtered by column. See the API reference for the filter forms.',
         tags: ['conversions'],
         querystring: listQueryDocs(conversionCatalogue),
@@ -59,6 +60,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     {
       schema: {
         summary: 'Sum conversions by group',
+        operationId: 'summarizeConversions',
         description:
           "Counts and sums of the conversions matching the list's filters, grouped by time buckets and columns, with totals over all of them. " +
           'See the API reference.',
@@ -76,6 +78,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     {
       schema: {
         summary: 'Export every matching conversion',
+        operationId: 'exportConversions',
         description:
           "Every conversion matching the list's filters in ascending id order, streamed as NDJSON or CSV; gzip when the client accepts it. " +
           'A broken download resumes with id.gt set to the last id received. See the API reference.',

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
-import type { Catalogue } from '../filters/catalogue.js';
+import type { Catalogue, ColumnType } from '../filters/catalogue.js';
 import type { ListPage } from '../filters/list.js';
-import { MODIFIERS, type RawQuery } from '../filters/parse.js';
+import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type Modifier, type RawQuery } from '../filters/parse.js';
 
 /** The list envelope (docs/api.md, "Listing") around a resource's entries. */
 export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
@@ -28,19 +28,62 @@ export const NotModified = Type.Unsafe<void>(Type.Null({ description: 'The page 
  * it, so that a typo never quietly returns unfiltered data (docs/api.md, "Filters").
  */
 export function listQueryDocs(catalogue: Catalogue) {
-  return filterQueryDocs(catalogue, { page: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: 'Page number, from 1; default 1' })) });
+  return filterQueryDocs(catalogue, { page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1; default 1' })) });
 }
 
-/** A query string of the filter language's filters beside the endpoint's own parameters `params`. */
+/**
+ * A query string of the filter language beside the endpoint's own parameters `params`: every
+ * form of every filterable column as a parameter of its own (`amount`, `amount.gte`,
+ * `amount.between`, `cart_integration.in`, ...), typed as the column is, so that a client
+ * generated from the document accepts each and rejects a misspelt one. Lists are
+ * comma-separated (form style, not exploded).
+ */
 export function filterQueryDocs(catalogue: Catalogue, params: Record<string, TSchema>) {
   const properties: Record<string, TSchema> = { ...params };
   for (const column of catalogue.values()) {
-    const modifiers = column.type === 'boolean' ? 't or f; no modifiers' : `also ${column.name}.{${MODIFIERS.join(',')}}`;
-    properties[column.name] = Type.Optional(Type.String({ description: `Exact match on ${column.name} (${column.type}); ${modifiers}` }));
+    const value = (description: string) => filterValue(column.type, description);
+    properties[column.name] = Type.Optional(value(`${column.name} equal to this${column.type === 'stringArray' ? ' (one of its elements)' : ''}`));
+    if (column.type === 'boolean') continue;
+    for (const [modifier, op] of COMPARISONS) properties[`${column.name}.${modifier}`] = Type.Optional(value(`${column.name} ${op} this`));
+    properties[`${column.name}.between`] = Type.Optional(
+      Type.Array(filterValue(column.type), {
+        minItems: 2,
+        maxItems: 2,
+        description: `${column.name} from the first to the second, both included; comma-separated`,
+      }),
+    );
+    properties[`${column.name}.in`] = Type.Optional(
+      Type.Array(filterValue(column.type), { minItems: 1, maxItems: MAX_LIST_VALUES, description: `${column.name} equal to one of these; comma-separated` }),
+    );
   }
   // Typed as what the query string parser hands the route, repeated parameters as arrays, since
   // nothing checks it against these properties first.
-  return Type.Unsafe<RawQuery>(Type.Object(properties, { additionalProperties: true }));
+  return Type.Unsafe<RawQuery>(Type.Object(properties, { additionalProperties: false, style: 'form', explode: false }));
+}
+
+const COMPARISONS = [
+  ['gt', 'above'],
+  ['gte', 'at least'],
+  ['lt', 'below'],
+  ['lte', 'at most'],
+] as const satisfies readonly (readonly [Modifier, string])[];
+
+/** One value of a filter on a column of `type`, as the filter engine parses it. */
+function filterValue(type: ColumnType, description?: string): TSchema {
+  const described = description === undefined ? {} : { description };
+  switch (type) {
+    case 'integer':
+      return Type.Integer(described);
+    case 'number':
+      return Type.Number(described);
+    case 'boolean':
+      return Type.String({ enum: ['t', 'f', 'true', 'false'], ...described });
+    case 'timestamp':
+      return Type.String({ description: `${description ?? 'A time'}: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp` });
+    case 'string':
+    case 'stringArray':
+      return Type.String({ maxLength: MAX_VALUE_LENGTH, ...described });
+  }
 }
 
 /**

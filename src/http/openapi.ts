@@ -1,0 +1,97 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+
+type Document = Record<string, unknown> & { paths?: Record<string, Record<string, Operation>>; components?: Record<string, unknown> };
+type Operation = { responses?: Record<string, unknown>; operationId?: string };
+
+const header = (description: string, type: 'integer' | 'string') => ({ description, schema: { type } });
+
+/** Headers on every answer of the API: the request's id, and where the API's limit stands. */
+const HEADERS = {
+  RequestId: header('The id of this request; the log has the details of an error under it', 'string'),
+  RateLimitLimit: header('Requests allowed per window, per client', 'integer'),
+  RateLimitRemaining: header('Requests left in the current window', 'integer'),
+  RateLimitReset: header('Seconds until the window ends', 'integer'),
+  RetryAfter: header('Seconds to wait before asking again', 'integer'),
+};
+const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+const COMMON_HEADERS = {
+  'X-Request-Id': ref('RequestId'),
+  'X-RateLimit-Limit': ref('RateLimitLimit'),
+  'X-RateLimit-Remaining': ref('RateLimitRemaining'),
+  'X-RateLimit-Reset': ref('RateLimitReset'),
+};
+
+const errorAnswer = (description: string) => ({
+  description,
+  headers: COMMON_HEADERS,
+  content: { 'application/json': { schema: { type: 'string', description: 'What went wrong and how to fix it' } } },
+});
+
+/** The answers every operation of the API may give, by status. */
+const SHARED_RESPONSES = {
+  '400': ['BadRequest', errorAnswer('The request is not valid; the message names the parameter or field at fault')],
+  '401': ['Unauthorized', errorAnswer('No API key, or one that is not known')],
+  '404': ['NotFound', errorAnswer('Nothing of the account has this id')],
+  '429': [
+    'TooManyRequests',
+    {
+      description: "Over the API's limit: an empty body; ask again after Retry-After seconds",
+      headers: { ...COMMON_HEADERS, 'Retry-After': ref('RetryAfter') },
+    },
+  ],
+  '500': ['InternalError', errorAnswer('The service failed; the message is generic and the log has the details under the request id')],
+} as const;
+
+/**
+ * The options of @fastify/swagger: the document's frame (servers, security, tags), schemas named
+ * by their `$id`, and the answers every operation shares, declared once and referred to.
+ */
+export function openApiOptions(publicUrl: string | undefined): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      info: {
+        title: 'Asset and Conversion Data Service',
+        version: '1',
+        description: 'The assets a funnel embeds and the conversions its carts report. The API reference is docs/api.md in the repository.',
+        license: { name: 'Proprietary' },
+      },
+      // Relative to the document when no public URL is configured: the service that serves it.
+      servers: [{ url: publicUrl ?? '/', description: publicUrl ? 'This service' : 'The service that serves this document' }],
+      tags: [
+        { name: 'conversions', description: 'Completed purchases: listed, summed and exported' },
+        { name: 'assets', description: 'Images, videos, scripts, stylesheets and texts that pages embed' },
+        { name: 'carts', description: "Carts' notifications and the events they made" },
+      ],
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`) },
+    transformObject: (document) => ('openapiObject' in document ? withSharedResponses(document.openapiObject as Document) : document.swaggerObject),
+  };
+}
+
+/**
+ * Every operation of the API answers 400, 401, 429 and 500 alike (and 404 where it declares one):
+ * those answers become references to one declaration each, with their headers.
+ */
+export function withSharedResponses(document: Document): Document {
+  const responses: Record<string, unknown> = {};
+  for (const [name, answer] of Object.values(SHARED_RESPONSES)) responses[name] = answer;
+  const paths = Object.fromEntries(
+    Object.entries(document.paths ?? {}).map(([path, operations]) => {
+      if (!path.startsWith('/api/')) return [path, operations];
+      const shared = Object.fromEntries(
+        Object.entries(operations).map(([method, operation]) => {
+          const declared = operation.responses ?? {};
+          const answers: Record<string, unknown> = { ...declared };
+          for (const [status, [name]] of Object.entries(SHARED_RESPONSES)) {
+            if (status !== '404' || status in declared) answers[status] = { $ref: `#/components/responses/${name}` };
+          }
+          return [method, { ...operation, responses: answers }];
+        }),
+      );
+      return [path, shared];
+    }),
+  );
+  return { ...document, paths, components: { ...document.components, responses, headers: HEADERS } };
+}

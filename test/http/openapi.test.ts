@@ -1,0 +1,111 @@
+/**
+ * The OpenAPI document at /openapi.json, as a client generator reads it: clean under Redocly's
+ * recommended rules, every filter form of every column declared with its column's type,
+ * operations named, schemas named, and the answers every operation shares declared once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { lintFromString, loadConfig } from '@redocly/openapi-core';
+import { assetCatalogue } from '../../src/assets/schema.js';
+import { cartEventCatalogue } from '../../src/carts/schema.js';
+import { conversionCatalogue } from '../../src/conversions/schema.js';
+import { MODIFIERS } from '../../src/filters/parse.js';
+import { type TestContext, startTestApp } from '../helpers/app.js';
+
+interface Parameter {
+  name: string;
+  in: string;
+  schema: { type?: string; items?: { type?: string }; minItems?: number; maxItems?: number };
+  style?: string;
+  explode?: boolean;
+}
+interface Operation {
+  operationId?: string;
+  parameters?: Parameter[];
+  responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+}
+type OpenApi = {
+  servers: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; responses: Record<string, { headers: Record<string, unknown> }> };
+};
+
+describe('the OpenAPI document', () => {
+  let ctx: TestContext;
+  let document: OpenApi;
+  let source: string;
+  before(async () => {
+    ctx = await startTestApp('sqlite', { publicUrl: 'https://funnels.acds.test/v' });
+    source = (await ctx.app.inject({ url: '/openapi.json' })).body;
+    document = JSON.parse(source);
+  });
+  after(() => ctx?.close());
+
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })));
+
+  test("passes Redocly's recommended rules (redocly.yaml) with no error and no warning", async () => {
+    const config = await loadConfig({ configPath: 'redocly.yaml' });
+    const problems = await lintFromString({ source, absoluteRef: '/openapi.json', config });
+    const shown = problems.map(
+      (problem: { severity: string; ruleId: string; message: string; location: { pointer?: string }[] }) =>
+        `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`,
+    );
+    assert.deepEqual(shown, []);
+  });
+
+  test('names the public URL as its server, every operation with an id of its own, and its entry schemas by name', () => {
+    assert.deepEqual(
+      document.servers.map((server) => server.url),
+      ['https://funnels.acds.test/v'],
+    );
+    const ids = operations().map(({ operation }) => operation.operationId);
+    assert.ok(
+      ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id)),
+      ids.join(' '),
+    );
+    assert.equal(new Set(ids).size, ids.length, `operation ids repeat: ${ids.join(' ')}`);
+    for (const name of ['ConversionEntry', 'CartEventEntry', 'AssetEntry']) assert.ok(name in document.components.schemas, `${name} is a named schema`);
+    assert.ok(!Object.keys(document.components.schemas).some((name) => name.startsWith('def-')), Object.keys(document.components.schemas).join(' '));
+  });
+
+  test('declares every form of every filter of each list, typed as its column, with page a whole number', () => {
+    for (const [path, catalogue] of [
+      ['/api/v1/conversions', conversionCatalogue],
+      ['/api/v1/assets', assetCatalogue],
+      ['/api/v1/cart-events', cartEventCatalogue],
+    ] as const) {
+      const parameters = new Map(document.paths[path]!.get!.parameters!.map((parameter) => [parameter.name, parameter]));
+      assert.equal(parameters.get('page')?.schema.type, 'integer');
+      for (const column of catalogue.values()) {
+        const forms = column.type === 'boolean' ? [column.name] : [column.name, ...MODIFIERS.map((modifier) => `${column.name}.${modifier}`)];
+        for (const form of forms) assert.ok(parameters.has(form), `${path} declares ${form}`);
+      }
+      assert.equal(parameters.size, 1 + [...catalogue.values()].reduce((sum, column) => sum + (column.type === 'boolean' ? 1 : 1 + MODIFIERS.length), 0));
+    }
+    const conversions = new Map(document.paths['/api/v1/conversions']!.get!.parameters!.map((parameter) => [parameter.name, parameter]));
+    assert.equal(conversions.get('amount.gte')?.schema.type, 'number');
+    assert.equal(conversions.get('id.gt')?.schema.type, 'integer');
+    assert.equal(conversions.get('utm_source')?.schema.type, 'string');
+    const carts = conversions.get('cart_integration.in')!;
+    assert.deepEqual([carts.schema.type, carts.schema.items?.type, carts.style, carts.explode], ['array', 'string', 'form', false]);
+    const between = conversions.get('created_at.between')!;
+    assert.deepEqual([between.schema.minItems, between.schema.maxItems], [2, 2]);
+  });
+
+  test('refers every operation of the API to the shared 400, 401, 429 and 500 answers, which carry the request id and the rate limit', () => {
+    for (const { path, method, operation } of operations().filter(({ path }) => path.startsWith('/api/'))) {
+      for (const [status, name] of [
+        ['400', 'BadRequest'],
+        ['401', 'Unauthorized'],
+        ['429', 'TooManyRequests'],
+        ['500', 'InternalError'],
+      ] as const)
+        assert.equal(operation.responses[status]?.$ref, `#/components/responses/${name}`, `${method} ${path} ${status}`);
+    }
+    assert.equal(document.paths['/api/v1/assets/{id}']!.get!.responses['404']?.$ref, '#/components/responses/NotFound');
+    const tooMany = document.components.responses.TooManyRequests!;
+    for (const header of ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+      assert.ok(header in tooMany.headers, header);
+  });
+});
