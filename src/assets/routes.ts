@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
-import { ErrorMessage, ListEnvelope, NotModified, listPageJson, listQueryDocs, documentationOnly } from '../http/list-schema.js';
-import { listNotModified } from '../http/conditional.js';
-import { JSON_CONTENT_TYPE, sendJson } from '../http/reply.js';
+import { ErrorMessage, ListEnvelope, sendListPage, NotModified, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { readAssetForm, type FormLimits } from './form.js';
@@ -47,9 +46,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     },
     // The page is JSON already (entries stored with their rows, src/assets/entry.ts): sent as it is.
     async (request, reply) => {
-      const list = assets.list(request.accountId, request.dataVersion, request.query, publicUrl());
-      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
-      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
+      return sendListPage(request, reply, assets.list(request.accountId, request.dataVersion, request.query, publicUrl()));
     },
   );
 
@@ -94,6 +91,8 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         params: IdParams,
       },
       validatorCompiler: documentationOnly,
+      // Bytes as stored, so that ranges and Content-Length hold; public delivery sends them so too.
+      compress: false,
     },
     async (request, reply) => {
       const row = await assets.forDownload(request.accountId, parseId(request.params.id, false));

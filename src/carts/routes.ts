@@ -2,11 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { documentationOnly, ErrorMessage, ListEnvelope, listPageJson, listQueryDocs, NotModified } from '../http/list-schema.js';
-import { listNotModified } from '../http/conditional.js';
+import { documentationOnly, ErrorMessage, ListEnvelope, sendListPage, listQueryDocs, NotModified } from '../http/list-schema.js';
 import type { Metrics } from '../http/operations.js';
 import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
-import { JSON_CONTENT_TYPE } from '../http/reply.js';
 import { RECEIVERS } from './notification.js';
 import { CartEventEntry, cartEventCatalogue } from './schema.js';
 import { type CartService, isReceiverName } from './service.js';
@@ -105,9 +103,7 @@ export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> 
       validatorCompiler: documentationOnly,
     },
     async (request, reply) => {
-      const list = carts.events(request.accountId, request.dataVersion, request.query);
-      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
-      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
+      return sendListPage(request, reply, carts.events(request.accountId, request.dataVersion, request.query));
     },
   );
 };

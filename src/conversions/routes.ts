@@ -1,11 +1,8 @@
 import { Readable } from 'node:stream';
-import compress from '@fastify/compress';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { TIME_BUCKETS } from '../db/columnar/queries.js';
-import { documentationOnly, ErrorMessage, filterQueryDocs, ListEnvelope, listPageJson, listQueryDocs, NotModified } from '../http/list-schema.js';
-import { listNotModified } from '../http/conditional.js';
-import { JSON_CONTENT_TYPE } from '../http/reply.js';
+import { documentationOnly, ErrorMessage, filterQueryDocs, ListEnvelope, sendListPage, listQueryDocs, NotModified } from '../http/list-schema.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';
 import { ConversionSummary, MAX_GROUP_KEYS } from './summary.js';
@@ -32,8 +29,6 @@ const SummaryParams = {
 
 /** The route of conversions; its schemas type the request's query and the answers (TypeBoxTypeProvider). */
 export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: ConversionService }> = async (app, { conversions }) => {
-  // For the export alone (reply.compress), in gzip as the API reference says.
-  await app.register(compress, { global: false, encodings: ['gzip'], customTypes: /^(application\/x-ndjson|text\/csv)\b/ });
   app.get(
     '/conversions',
     {
@@ -49,9 +44,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     },
     // The page is JSON already (entries stored with their rows, entry-json.ts): sent as it is.
     async (request, reply) => {
-      const list = conversions.list(request.accountId, request.dataVersion, request.query);
-      if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
-      return reply.type(JSON_CONTENT_TYPE).send(listPageJson(await list.read()));
+      return sendListPage(request, reply, conversions.list(request.accountId, request.dataVersion, request.query));
     },
   );
 

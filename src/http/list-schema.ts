@@ -1,6 +1,10 @@
 import { Type, type TSchema } from 'typebox';
 import type { Catalogue, ColumnType } from '../filters/catalogue.js';
-import type { ListPage } from '../filters/list.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ListPage, PreparedList } from '../filters/list.js';
+import { listNotModified } from './conditional.js';
+import { pageLinks } from './links.js';
+import { JSON_CONTENT_TYPE } from './reply.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type Modifier, type RawQuery } from '../filters/parse.js';
 
 /** The list envelope (docs/api.md, "Listing") around a resource's entries. */
@@ -15,6 +19,18 @@ export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
 /** A list page whose entries are JSON texts already (built by the database), as one JSON text. */
 export function listPageJson(page: ListPage<string>): string {
   return `{"entries":[${page.entries.join(',')}],"totalEntries":${page.totalEntries},"page":${page.page},"totalPages":${page.totalPages}}`;
+}
+
+/**
+ * Answers a list request: 304 when the client holds the page already, else the page as it is
+ * (its entries are JSON already), with the Link header of the pages around it.
+ */
+export async function sendListPage(request: FastifyRequest, reply: FastifyReply, list: PreparedList<string>): Promise<FastifyReply> {
+  if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
+  const page = await list.read();
+  const links = pageLinks(request.url, page.page, page.totalPages);
+  if (links) reply.header('link', links);
+  return reply.type(JSON_CONTENT_TYPE).send(listPageJson(page));
 }
 
 export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });

@@ -91,7 +91,7 @@ interface Client {
   created(fields: Fields): Promise<number>;
   update(id: number | string, fields: Fields | FormData): Promise<LightMyRequestResponse>;
   remove(id: number | string): Promise<LightMyRequestResponse>;
-  get(url: string): Promise<LightMyRequestResponse>;
+  get(url: string, extraHeaders?: Record<string, string>): Promise<LightMyRequestResponse>;
   entry(id: number): Promise<Record<string, unknown>>;
   list(query?: string): Promise<{ entries: Record<string, unknown>[]; totalEntries: number; page: number; totalPages: number }>;
 }
@@ -111,7 +111,7 @@ function client(ctx: TestContext, key: string): Client {
     },
     update: (id, fields) => ctx.app.inject({ method: 'PUT', url: `/api/v1/assets/${id}`, headers, payload: body(fields) }),
     remove: (id) => ctx.app.inject({ method: 'DELETE', url: `/api/v1/assets/${id}`, headers }),
-    get: (url) => ctx.app.inject({ method: 'GET', url, headers }),
+    get: (url, extraHeaders = {}) => ctx.app.inject({ method: 'GET', url, headers: { ...headers, ...extraHeaders } }),
     async entry(id) {
       const response = await self.get(`/api/v1/assets/${id}`);
       assert.equal(response.statusCode, 200, response.body);
@@ -241,6 +241,19 @@ describeEachEngine('assets API: create', (engine) => {
     assert.equal(content.statusCode, 200);
     assert.equal(content.body, 'Hello, world');
     await assertNoStrayBytes(ctx);
+  });
+
+  test("an asset's bytes are sent as stored to a client that accepts gzip, so that Content-Length and ranges hold", async () => {
+    const csv = Array.from({ length: 400 }, (_, index) => `row-${index},${index * 3}`).join('\r\n');
+    const id = await api.created({ name: 'rows.csv', content: csv });
+    const whole = await api.get(`/api/v1/assets/${id}/content`, { 'accept-encoding': 'gzip' });
+    assert.equal(whole.statusCode, 200);
+    assert.equal(whole.headers['content-encoding'], undefined);
+    assert.equal(whole.headers['content-length'], String(Buffer.byteLength(csv)));
+    assert.equal(whole.body, csv);
+    const part = await api.get(`/api/v1/assets/${id}/content`, { 'accept-encoding': 'gzip', range: 'bytes=0-9' });
+    assert.equal(part.statusCode, 206);
+    assert.equal(part.body, csv.slice(0, 10));
   });
 
   test('url creates a remote asset: no bytes stored, url kept, size/content_type/public_url null', async () => {

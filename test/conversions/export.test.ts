@@ -68,6 +68,36 @@ describeEachEngine('conversion export', (engine) => {
       .map((line) => JSON.parse(line));
   };
 
+  test("the list's Link headers walk the same pages: next from the first to the last, prev back, first and last on each", async () => {
+    const query = 'utm_source=facebook';
+    const relations = (response: { headers: Record<string, unknown> }) =>
+      Object.fromEntries(
+        String(response.headers.link)
+          .split(', ')
+          .map((link) => {
+            const [, url, rel] = /^<([^>]+)>; rel="(\w+)"$/.exec(link)!;
+            return [rel, url];
+          }),
+      );
+    const walked: Entry[] = [];
+    const visited: string[] = [];
+    let url: string | undefined = `/api/v1/conversions?${query}`;
+    while (url) {
+      const response = await get(url);
+      assert.equal(response.statusCode, 200, response.body);
+      walked.push(...response.json().entries);
+      const links = relations(response);
+      assert.equal(links.first, '/api/v1/conversions?utm_source=facebook&page=1');
+      assert.equal(links.last, `/api/v1/conversions?utm_source=facebook&page=${response.json().totalPages}`);
+      if (visited.length > 0) assert.equal(links.prev, visited.at(-1)!.includes('page=') ? visited.at(-1) : links.first);
+      visited.push(url);
+      url = links.next;
+    }
+    assert.ok(visited.length > 10, `${visited.length} pages`);
+    assert.deepEqual(walked, await listed(query));
+    assert.equal((await get('/api/v1/conversions?receipt=none')).headers.link, undefined, 'no link when nothing matches');
+  });
+
   test('NDJSON: every matching conversion, each line the entry the list pages have, in id order', async () => {
     for (const query of ['', 'utm_source=facebook&amount.gte=100', 'tracking_codes=tc-a&mobile=true']) {
       const response = await get(`/api/v1/conversions/export?${query}`);
@@ -126,6 +156,17 @@ describeEachEngine('conversion export', (engine) => {
     const refused = await get('/api/v1/conversions/export?utm_source=google', { 'accept-encoding': 'gzip;q=0, identity' });
     assert.equal(refused.headers['content-encoding'], undefined, 'gzip;q=0 refuses gzip');
     assert.equal(refused.body, plain);
+  });
+
+  test('a list page, too, is gzipped when the client accepts it, and is then a tenth of its size or less', async () => {
+    const plain = await get('/api/v1/conversions?page=2');
+    const zipped = await get('/api/v1/conversions?page=2', { 'accept-encoding': 'br, gzip' });
+    assert.equal(zipped.statusCode, 200);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.match(String(zipped.headers.vary), /accept-encoding/i);
+    assert.equal(gunzipSync(zipped.rawPayload).toString('utf8'), plain.body);
+    assert.ok(zipped.rawPayload.length * 10 <= plain.rawPayload.length, `${zipped.rawPayload.length} bytes gzipped of ${plain.rawPayload.length}`);
+    assert.equal(plain.headers['content-encoding'], undefined);
   });
 
   test("another account's conversions are never exported, and nothing matching is an empty export", async () => {

@@ -60,7 +60,7 @@ function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams): stri
     ({ column, condition }) =>
       table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
   );
-  if (!lookup || lookup.condition.kind !== 'compare') return table.name;
+  if (lookup?.condition.kind !== 'compare') return table.name;
   params.bind(lookup.condition.value as string);
   const found = `SELECT * FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
   return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
