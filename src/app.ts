@@ -11,7 +11,7 @@ import { AssetService } from './assets/service.js';
 import { sweepOrphanedBlobs } from './assets/sweeper.js';
 import type { Config } from './config.js';
 import { conversionRoutes } from './conversions/routes.js';
-import { tooSlow } from './errors.js';
+import { busy, tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
 import { openConversionQuestions } from './conversions/questions.js';
 import type { Database } from './db/database.js';
@@ -126,9 +126,7 @@ export async function buildApp({
     if (request.raw.complete === false) closeAfterAnswer(request, reply);
     else if (closing) reply.header('connection', 'close');
   });
-  app.setErrorHandler((error, request, reply) =>
-    errorHandler(database.isStatementTimeout(error) ? tooSlow(config.requestStatementTimeoutMs) : (error as FastifyError), request, reply),
-  );
+  app.setErrorHandler((error, request, reply) => errorHandler(databaseAnswer(database, error, config) ?? (error as FastifyError), request, reply));
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(swagger, openApiOptions(config.publicUrl));
@@ -155,7 +153,13 @@ export async function buildApp({
       api.setNotFoundHandler(notFoundHandler);
       // Answers in gzip when the client accepts it: a page of 100 conversions is about 95 KB of
       // JSON and 9 KB gzipped. Not brotli, whose default level costs many times gzip's.
-      await api.register(compress, { encodings: ['gzip'], threshold: 1024, customTypes: /^(application\/(json|x-ndjson)|text\/csv)\b/ });
+      // Requests are read as sent: no inflating of compressed bodies past the upload limits.
+      await api.register(compress, {
+        encodings: ['gzip'],
+        threshold: 1024,
+        customTypes: /^(application\/(json|x-ndjson)|text\/csv)\b/,
+        globalDecompression: false,
+      });
       // The asset form reader (src/assets/form.ts) gives the limits, its own and busboy's.
       await api.register(multipart);
       await api.register(conversionRoutes, { conversions });
@@ -166,4 +170,11 @@ export async function buildApp({
   );
 
   return app;
+}
+
+/** The answer to a database error that says the request may simply be sent again: 503 and why. */
+function databaseAnswer(database: Database, error: unknown, config: Config) {
+  if (database.isStatementTimeout(error)) return tooSlow(config.requestStatementTimeoutMs);
+  if (database.isBusy(error)) return busy();
+  return undefined;
 }

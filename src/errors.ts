@@ -17,6 +17,9 @@ export const badRequest = (message: string) => new AppError(400, message);
 export const unauthorized = (message: string) => new AppError(401, message);
 export const notFound = (message: string) => new AppError(404, message);
 
+/** A write that waited out another writer (an import holding the embedded database) and gave up. */
+export const busy = () => new AppError(503, 'the database is busy with another write, such as a conversions import: send this again in a few seconds');
+
 /** A question the database could not answer within the statement time limit (STATEMENT_TIMEOUT_MS). */
 export const tooSlow = (limitMs: number) =>
   new AppError(

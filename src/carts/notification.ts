@@ -92,6 +92,6 @@ export interface Receiver {
   read(request: CartRequest, secret: string | null): Verdict;
   /** The answer to a notification accepted (stored now, or a repeat of one stored before). */
   accepted(duplicate: boolean): CartReply;
-  /** The answer to one refused as not genuine. */
-  refused(reason: string): CartReply;
+  /** The answer to one refused as not genuine; absent for carts that sign nothing, whose only check (the URL token) is the service's. */
+  refused?(reason: string): CartReply;
 }

@@ -64,18 +64,24 @@ export async function cartHookRoutes(
       validatorCompiler: documentationOnly,
       handler: async (request, reply) => {
         const { cart, token } = request.params as { cart: string; token: string };
-        const {
-          reply: answer,
-          outcome,
-          reason,
-        } = await carts.receive(cart, token, {
+        const counted = (outcome: string) => metrics.cartNotifications.inc({ cart: isReceiverName(cart) ? cart : 'unknown', outcome });
+        const received = carts.receive(cart, token, {
           method: request.method,
           query: request.query as Record<string, string | string[] | undefined>,
           rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           headers: request.headers,
           receivedAt: Math.floor(Date.now() / 1000),
         });
-        metrics.cartNotifications.inc({ cart: isReceiverName(cart) ? cart : 'unknown', outcome });
+        // Not stored (the database busy, or failing): answered by the error handler, and counted.
+        const {
+          reply: answer,
+          outcome,
+          reason,
+        } = await received.catch((error: unknown) => {
+          counted('failed');
+          throw error;
+        });
+        counted(outcome);
         // Never the token or the secret: the receiver and why, so that a misconfigured cart can be found.
         if (outcome === 'refused' || outcome === 'invalid') request.log.warn({ cart, outcome, reason }, 'cart notification not accepted');
         return reply

@@ -29,8 +29,8 @@ export const CartEventEntry = Type.Object(
 );
 export type CartEventEntry = Static<typeof CartEventEntry>;
 
-/** The filterable columns of cart events: every one but the payload. */
-export const CART_EVENT_FILTERS = [
+/** The filterable columns of cart events: every one but the two of free text, the payload and the problem. */
+const CART_EVENT_FILTERS = [
   'id',
   'received_at',
   'occurred_at',

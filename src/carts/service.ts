@@ -110,7 +110,7 @@ export class CartService {
     const verdict = receiver.read(request, found.secret);
     switch (verdict.kind) {
       case 'refused':
-        return { reply: receiver.refused(verdict.reason), outcome: 'refused', reason: verdict.reason };
+        return { reply: receiver.refused?.(verdict.reason) ?? NOT_FOUND, outcome: 'refused', reason: verdict.reason };
       case 'invalid':
         return { reply: textReply(400, verdict.reason), outcome: 'invalid', reason: verdict.reason };
       case 'acknowledged':
@@ -156,7 +156,8 @@ export class CartService {
    * Group commit: the notifications that arrive while a transaction runs are written together in
    * the next one, so that one commit (one flush to disk) and one version bump serve many, and the
    * database's one writer keeps up with a busy shop's carts. A batch that fails is written again
-   * one notification at a time, so that one that cannot be stored fails alone.
+   * one notification at a time, so that one that cannot be stored fails alone; unless the database
+   * was busy or too slow, which would fail each again after as long a wait.
    */
   private async writeWaiting(): Promise<void> {
     if (this.writing) return;
@@ -168,7 +169,8 @@ export class CartService {
           const stored = await this.writeInOneTransaction(batch);
           for (const [index, pending] of batch.entries()) pending.resolve(stored[index]!);
         } catch (error) {
-          if (batch.length === 1) batch[0]!.reject(error);
+          // A busy or slow database fails each alone as it failed them together: all are told so, at once.
+          if (batch.length === 1 || this.database.isBusy(error) || this.database.isStatementTimeout(error)) for (const pending of batch) pending.reject(error);
           else
             for (const pending of batch) {
               await this.writeInOneTransaction([pending]).then(([stored]) => pending.resolve(stored!), pending.reject);

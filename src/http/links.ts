@@ -5,7 +5,8 @@
  */
 export function pageLinks(url: string, page: number, totalPages: number): string | undefined {
   if (totalPages === 0) return undefined;
-  const [path, query = ''] = url.split('?', 2) as [string, string?];
+  const mark = url.indexOf('?');
+  const [path, query] = mark === -1 ? [url, ''] : [url.slice(0, mark), url.slice(mark + 1)];
   const toPage = (target: number) => {
     const params = new URLSearchParams(query);
     params.set('page', String(target));

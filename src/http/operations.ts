@@ -36,7 +36,7 @@ export class Metrics {
 
   readonly cartNotifications = new Counter({
     name: 'acds_cart_notifications_total',
-    help: 'Cart notifications by receiver and outcome: stored, duplicate, acknowledged (nothing to keep), invalid, refused (failed verification) or unknown_token',
+    help: 'Cart notifications by receiver and outcome: stored, duplicate, acknowledged (nothing to keep), invalid, refused (failed verification), unknown_token or failed (not stored: the database busy or failing; the cart retries)',
     labelNames: ['cart', 'outcome'],
     registers: [this.registry],
   });

@@ -4,6 +4,7 @@ import { CartService } from '../../src/carts/service.js';
 import { type TestContext, accountWithKey, startTestApp } from '../helpers/app.js';
 import { clickbankBody, clickbankSale, genericEvent, genericSignatureHeader, randomSecret } from '../helpers/carts.js';
 import { describeEachEngine } from '../helpers/database.js';
+import { holdImportWrites } from '../helpers/write-locks.js';
 
 /**
  * The receivers at /hooks/{cart}/{token} over HTTP, on the real app: what they store, what they
@@ -16,12 +17,14 @@ describeEachEngine('cart notifications', (engine) => {
   let ctx: TestContext;
   let key: string;
   let otherKey: string;
+  let shopId: number;
   const secrets = { clickbank: randomSecret(), generic: `whsec_${randomSecret(24)}` };
   const paths: Record<string, string> = {};
   before(async () => {
     ctx = await startTestApp(engine);
     const shop = await accountWithKey(ctx.accounts, 'shop');
     key = shop.key;
+    shopId = shop.accountId;
     const other = await accountWithKey(ctx.accounts, 'other');
     otherKey = other.key;
     const carts = new CartService(ctx.database);
@@ -86,6 +89,30 @@ describeEachEngine('cart notifications', (engine) => {
       assert.equal((await api(`/api/v1/conversions?receipt=${receipt}`)).totalEntries, 1, receipt);
       assert.equal((await eventsOf(`receipt=${receipt}`)).length, 1, receipt);
     }
+  });
+
+  test('notifications arriving while an import holds the conversions wait for it; on the embedded default, past 5 s, they are answered 503 and nothing is kept', async () => {
+    const events = [1, 2, 3].map((index) => genericEvent(`held-${index}`, `HELD-${index}`));
+    const endImport = await holdImportWrites(ctx.database, shopId);
+    const sending = Promise.all(events.map((event) => postGeneric(event)));
+    // PostgreSQL waits for the import's lock for as long as it is held; SQLite gives up after its busy timeout.
+    if (engine === 'postgres') await new Promise((resolve) => setTimeout(resolve, 300)).finally(endImport);
+    const replies = await sending.finally(() => (engine === 'sqlite' ? endImport() : undefined));
+    const expected = engine === 'sqlite' ? 503 : 200;
+    assert.deepEqual(
+      replies.map((reply) => reply.statusCode),
+      [expected, expected, expected],
+      replies.map((reply) => reply.body).join(' '),
+    );
+    if (engine === 'sqlite') {
+      assert.match(replies[0]!.json(), /busy/);
+      const metrics = (await ctx.app.inject({ url: '/metrics' })).body;
+      assert.match(metrics, /acds_cart_notifications_total\{cart="generic",outcome="failed"\} 3/);
+      assert.equal((await eventsOf('receipt.between=HELD-,HELD-~')).length, 0);
+      // The cart's retry, once the import is done, is stored.
+      for (const event of events) assert.equal((await postGeneric(event)).statusCode, 200);
+    }
+    assert.equal((await api('/api/v1/conversions?receipt.between=HELD-,HELD-~')).totalEntries, 3);
   });
 
   test('notifications arriving together are each stored once: a repeat among them is one event, and two events of one receipt are one conversion', async () => {
@@ -193,12 +220,27 @@ describeEachEngine('cart notifications', (engine) => {
     assert.equal((await api('/api/v1/conversions?receipt=BADAMOUNT-1')).totalEntries, 0);
   });
 
-  test('a test purchase is kept as a test event and makes no conversion', async () => {
+  test('an event id or a receipt longer than 2,048 bytes is a 400 that names it, and nothing is kept', async () => {
+    for (const [event, named] of [
+      [genericEvent('long-receipt', `LONG-${'r'.repeat(2044)}`), /receipt is longer than 2048 bytes/],
+      [genericEvent(`long-${'e'.repeat(2044)}`, 'LONG-EVENT'), /event id is longer than 2048 bytes/],
+    ] as const) {
+      const response = await postGeneric(event);
+      assert.equal(response.statusCode, 400, response.body);
+      assert.match(response.body, named);
+    }
+    assert.equal((await eventsOf('receipt.between=LONG-,LONG-~')).length, 0);
+    assert.equal((await api('/api/v1/conversions?receipt.between=LONG-,LONG-~')).totalEntries, 0);
+  });
+
+  test('a test purchase, or an event of type test, is kept as a test event and makes no conversion', async () => {
     await postGeneric(genericEvent('test-1', 'TESTSALE-1', { test: true }));
-    const [event] = await eventsOf('receipt=TESTSALE-1');
-    assert.equal(event.test, true);
-    assert.equal(event.status, 'test');
-    assert.equal((await api('/api/v1/conversions?receipt=TESTSALE-1')).totalEntries, 0);
+    await postGeneric(genericEvent('test-2', 'TESTSALE-2', { event: 'test' }));
+    for (const receipt of ['TESTSALE-1', 'TESTSALE-2']) {
+      const [event] = await eventsOf(`receipt=${receipt}`);
+      assert.deepEqual([event.test, event.status], [true, 'test'], receipt);
+      assert.equal((await api(`/api/v1/conversions?receipt=${receipt}`)).totalEntries, 0, receipt);
+    }
   });
 
   test("cart events are filtered by column with the list's filters and 400s, and each account sees only its own", async () => {

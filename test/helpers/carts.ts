@@ -11,12 +11,15 @@ export function genericSignatureHeader(secret: string, body: string, t = Math.fl
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 }
 
-/** A ClickBank INS body: the notification encrypted as ClickBank does (AES-256-CBC, key from SHA-1 of the secret key). */
-export function clickbankBody(secret: string, notification: object): string {
+/**
+ * A ClickBank INS body: the notification (an object, or its text as sent) encrypted as ClickBank
+ * does: AES-256-CBC, the key from SHA-1 of the secret key, an IV of 16 hex characters.
+ */
+export function clickbankBody(secret: string, notification: object | string, iv = Buffer.from(randomBytes(8).toString('hex').toUpperCase(), 'ascii')): string {
   const key = Buffer.from(createHash('sha1').update(secret).digest('hex').slice(0, 32), 'ascii');
-  const iv = Buffer.from(randomBytes(8).toString('hex').toUpperCase(), 'ascii');
+  const plaintext = typeof notification === 'string' ? notification : JSON.stringify(notification);
   const cipher = createCipheriv('aes-256-cbc', key, iv);
-  const encrypted = Buffer.concat([cipher.update(JSON.stringify(notification), 'utf8'), cipher.final()]);
+  const encrypted = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return JSON.stringify({ notification: encrypted.toString('base64'), iv: iv.toString('base64') });
 }
 

@@ -18,6 +18,13 @@ test("a list page's Link header names the first, previous, next and last pages, 
       3,
       '</api/v1/assets?page=1&folder=img%2F2026&image=t>; rel="first", </api/v1/assets?page=1&folder=img%2F2026&image=t>; rel="prev", </api/v1/assets?page=3&folder=img%2F2026&image=t>; rel="next", </api/v1/assets?page=3&folder=img%2F2026&image=t>; rel="last"',
     ],
+    // A value holding a question mark is kept whole.
+    [
+      '/api/v1/conversions?referrer_name=who?me',
+      1,
+      2,
+      '</api/v1/conversions?referrer_name=who%3Fme&page=1>; rel="first", </api/v1/conversions?referrer_name=who%3Fme&page=2>; rel="next", </api/v1/conversions?referrer_name=who%3Fme&page=2>; rel="last"',
+    ],
     // Past the end: back to the last page, nothing after it.
     [
       '/api/v1/cart-events?page=9',

@@ -11,7 +11,9 @@ import { AccountRepository } from '../../src/accounts/repository.js';
 import { AssetRepository } from '../../src/assets/repository.js';
 import { assetCatalogue } from '../../src/assets/schema.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
+import { CartRepository } from '../../src/carts/repository.js';
 import { ConversionRepository } from '../../src/conversions/repository.js';
+import { validateConversion } from '../../src/conversions/validate.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { countAndPagesQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
@@ -125,6 +127,23 @@ describeEachEngine('plans of the row store', (engine) => {
         .insertInto('assets')
         .values(assets.slice(start, start + 250))
         .execute();
+    const events = Array.from({ length: 3000 }, (_, index) => ({
+      account_id: accountId,
+      received_at: NOW + index,
+      occurred_at: null,
+      cart: 'generic',
+      event_key: `event-${index}`,
+      event: 'refund',
+      cart_event: 'refund',
+      receipt: `R-${index}`,
+      original_receipt: null,
+      test: 0,
+      status: 'recorded',
+      problem: null,
+      conversion_id: null,
+      payload: '{}',
+    }));
+    for (let start = 0; start < events.length; start += 250) await new CartRepository(database.db).insertEvents(events.slice(start, start + 250));
     await database.refreshStatistics();
   });
   after(() => database.close());
@@ -170,6 +189,37 @@ describeEachEngine('plans of the row store', (engine) => {
         `through conversions_pkey: ${shown}`,
       );
       assert.ok(!lines.some((line) => /^Seq Scan conversions$/.test(line)), `no scan: ${shown}`);
+    }
+  });
+
+  test('a batch of cart notifications finds its repeats, and its receipts already there, through the unique indexes, not a scan', async () => {
+    const keys = [7, 8, 9].map((index) => ({ account_id: accountId, cart: 'generic', event_key: `event-${index}` }));
+    const [kept] = await recorder.record((db) => new CartRepository(db).keptEventKeys(keys));
+    const sample = validateConversion([...syntheticConversions(1, { random: seededRandom(3) })][0]!);
+    assert.ok('row' in sample);
+    const stored = await database.db.selectFrom('conversions').select(['cart_integration', 'receipt']).limit(3).execute();
+    const receipts = stored.map((row) => ({ ...sample.row, ...row, account_id: accountId }));
+    // No row inserted (every receipt there already): the second statement reads their ids.
+    const [, there] = await recorder.record((db) => new ConversionRepository(db).insertEach(receipts));
+    for (const [table, statement] of [
+      ['cart_events', kept!],
+      ['conversions', there!],
+    ] as const) {
+      const lines = await plan(statement);
+      const shown = `${table}: ${lines.join(' | ')}`;
+      if (engine === 'sqlite') {
+        assert.ok(
+          lines.some((line) => new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX \\w+ \\(account_id=\\? AND`).test(line)),
+          `through an index: ${shown}`,
+        );
+        assert.ok(!lines.some((line) => new RegExp(`^SCAN ${table}\\b`).test(line)), `no scan: ${shown}`);
+      } else {
+        assert.ok(
+          lines.some((line) => new RegExp(`^(Index|Index Only|Bitmap Index) Scan .*${table}_\\w+$`).test(line)),
+          `through an index: ${shown}`,
+        );
+        assert.ok(!lines.some((line) => line === `Seq Scan ${table}`), `no scan: ${shown}`);
+      }
     }
   });
 

@@ -272,9 +272,6 @@ export function countryOf(value: string | undefined): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Times
 
-/** RFC 3339 UTC text to the second, as conversions store `created_at`. */
-export const rfc3339 = formatTimestamp;
-
 const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
@@ -313,9 +310,9 @@ export function timesOf(
   read: (text: string) => number | undefined,
   receivedAt: number,
 ): { createdAt: string; occurredAt: number | undefined } {
-  if (text === undefined) return { createdAt: rfc3339(receivedAt), occurredAt: undefined };
+  if (text === undefined) return { createdAt: formatTimestamp(receivedAt), occurredAt: undefined };
   const occurredAt = read(text);
-  return occurredAt === undefined ? { createdAt: text, occurredAt } : { createdAt: rfc3339(occurredAt), occurredAt };
+  return occurredAt === undefined ? { createdAt: text, occurredAt } : { createdAt: formatTimestamp(occurredAt), occurredAt };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,8 +489,7 @@ export function jsonReply(status: number, value: unknown): CartReply {
   return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) };
 }
 
-/** The replies of carts that sign nothing: `OK`, and for anything refused a 404 that tells a prober nothing. */
+/** The replies of carts that sign nothing: `OK`; a wrong token is the service's 404 before they read anything. */
 export const UNSIGNED_REPLIES = {
   accepted: (): CartReply => textReply(200, 'OK'),
-  refused: (): CartReply => textReply(404, 'Not Found'),
 };

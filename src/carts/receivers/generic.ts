@@ -94,7 +94,8 @@ function read(request: CartRequest, secret: string | null): Verdict {
       cartEvent: checked.event,
       receipt: typeof record.receipt === 'string' ? record.receipt : null,
       originalReceipt: typeof record.original_receipt === 'string' ? record.original_receipt : null,
-      test: body.test === true,
+      // An event of type test is one whatever its flag says, as every cart's test notification is.
+      test: body.test === true || checked.event === 'test',
       occurredAt,
       payload,
       conversion: conversionFor(checked.event, record),
