@@ -57,25 +57,79 @@ function csvCell(value: unknown): string {
 export interface ExportSource {
   idsAfter(afterId: number, upTo: number | undefined, limit: number): Promise<{ ids: number[]; upTo: number }>;
   entriesByIds(ids: number[]): Promise<{ id: number; entry_json: string }[]>;
+  ndjsonByIds(ids: number[]): Promise<Uint8Array | string>;
+}
+
+/** One batch of an export: its text, the last id in it, and the watermark every batch is read at. */
+interface Batch {
+  text: Uint8Array | string;
+  lastId: number;
+  upTo: number;
 }
 
 /**
  * The export's text, one batch of conversions at a time, in id order: read only as fast as the
- * consumer asks for the next chunk, so that a slow reader slows the export and memory holds one
- * batch. Every batch is of the rows there were when the export began.
+ * consumer asks for the next chunk, so that a slow reader slows the export and memory holds two
+ * batches (the one being sent and the next, read meanwhile). Every batch is of the rows there
+ * were when the export began.
  */
-export async function* exportChunks(source: ExportSource, format: ExportFormat): AsyncGenerator<string> {
+export async function* exportChunks(source: ExportSource, format: ExportFormat): AsyncGenerator<Uint8Array | string> {
   if (format === 'csv') yield CSV_HEADER;
-  let afterId = 0;
-  let upTo: number | undefined;
+  const read = (afterId: number, upTo: number | undefined) => {
+    const reading = readBatch(source, format, afterId, upTo);
+    // A consumer that stops reading leaves the batch read ahead unawaited; its failure is nobody's.
+    reading.catch(() => {});
+    return reading;
+  };
+  let next = read(0, undefined);
   for (;;) {
-    const batch = await source.idsAfter(afterId, upTo, EXPORT_BATCH);
-    upTo = batch.upTo;
-    if (batch.ids.length === 0) return;
-    const rows = await source.entriesByIds(batch.ids);
-    if (rows.length !== batch.ids.length)
-      throw new Error(`the columnar index listed ${batch.ids.length} conversions, the database holds ${rows.length} of them`);
-    yield rows.map((row) => (format === 'csv' ? csvRow(JSON.parse(withId(row.id, row.entry_json))) : `${withId(row.id, row.entry_json)}\n`)).join('');
-    afterId = batch.ids.at(-1)!;
+    const batch = await next;
+    if (!batch) return;
+    next = read(batch.lastId, batch.upTo);
+    yield batch.text;
   }
+}
+
+async function readBatch(source: ExportSource, format: ExportFormat, afterId: number, upTo: number | undefined): Promise<Batch | undefined> {
+  const { ids, upTo: watermark } = await source.idsAfter(afterId, upTo, EXPORT_BATCH);
+  if (ids.length === 0) return undefined;
+  const lastId = ids.at(-1)!;
+  if (format === 'csv') {
+    const rows = await source.entriesByIds(ids);
+    checkIds(
+      ids,
+      rows.map((row) => row.id),
+    );
+    return { text: rows.map((row) => csvRow(JSON.parse(withId(row.id, row.entry_json)))).join(''), lastId, upTo: watermark };
+  }
+  const lines = await source.ndjsonByIds(ids);
+  checkIds(ids, lineIds(lines));
+  return { text: lines, lastId, upTo: watermark };
+}
+
+// The database joins a batch's lines in the order its subquery reads them; checked here, with
+// the count, so that neither a missing row nor a line out of order ever goes out unnoticed.
+function checkIds(asked: number[], read: number[]): void {
+  if (read.length !== asked.length) throw new Error(`the columnar index listed ${asked.length} conversions, the database holds ${read.length} of them`);
+  for (let index = 0; index < asked.length; index++) {
+    if (read[index] !== asked[index]) throw new Error(`the database read conversion ${read[index]} where the export expected ${asked[index]}`);
+  }
+}
+
+const ID_PREFIX = '{"id":';
+const NEWLINE = 10;
+
+/** The id of each line of NDJSON text whose lines begin `{"id":<id>,` (withId in entry-json.ts). */
+export function lineIds(lines: Uint8Array | string): number[] {
+  const text = typeof lines === 'string' ? Buffer.from(lines) : Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
+  const ids: number[] = [];
+  for (let start = 0; start < text.length; ) {
+    let at = start + ID_PREFIX.length;
+    let id = 0;
+    for (let digit = text[at]! - 48; digit >= 0 && digit <= 9; digit = text[++at]! - 48) id = id * 10 + digit;
+    ids.push(id);
+    const end = text.indexOf(NEWLINE, at);
+    start = end < 0 ? text.length : end + 1;
+  }
+  return ids;
 }

@@ -19,7 +19,7 @@ export class ConversionService {
     database: Database,
     private readonly questions: ConversionQuestions,
   ) {
-    this.conversions = new ConversionRepository(database.db);
+    this.conversions = new ConversionRepository(database.db, database.textAsBytes);
   }
 
   /**
@@ -61,11 +61,17 @@ export class ConversionService {
    * (each line the list's entry) or CSV: the format from `format`, else from `accept`. The query
    * is checked at once; `chunks` reads the text a batch at a time as it is consumed.
    */
-  export(accountId: number, dataVersion: number, query: RawQuery, accept: string | undefined): { format: ExportFormat; chunks: () => AsyncGenerator<string> } {
+  export(
+    accountId: number,
+    dataVersion: number,
+    query: RawQuery,
+    accept: string | undefined,
+  ): { format: ExportFormat; chunks: () => AsyncGenerator<Uint8Array | string> } {
     const { filters, format } = parseExportQuery(query, accept);
     const source = {
       idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
       entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
+      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(accountId, ids),
     };
     return { format, chunks: () => exportChunks(source, format) };
   }

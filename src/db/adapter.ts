@@ -58,6 +58,12 @@ export interface Database {
    * conversions.entry_json with it.
    */
   jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
+  /**
+   * A text as the service reads it cheapest in bulk: SQLite's as bytes (a BLOB reaches the
+   * service as UTF-8 without being decoded into a JavaScript string and encoded again to be
+   * sent); PostgreSQL's as text (its driver would decode a bytea from hex).
+   */
+  textAsBytes(text: RawBuilder<string>): RawBuilder<Uint8Array | string>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;

@@ -41,7 +41,9 @@ import {
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
 import { offsetSpans } from '../../src/db/columnar/time-zones.js';
+import { postgresTextAsBytes } from '../../src/db/postgres/database.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
+import { sqliteTextAsBytes } from '../../src/db/sqlite/database.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { PAGE_SIZE } from '../../src/filters/list.js';
@@ -104,10 +106,10 @@ export class Recorder {
   }
 
   /** The statements `call` sends, answered in turn by `answers` (no rows once they run out). */
-  async record(call: (db: Kysely<DatabaseSchema>) => Promise<unknown>, answers: Row[][] = []): Promise<CompiledQuery[]> {
+  async record(call: (db: Kysely<DatabaseSchema>, engine: Engine) => Promise<unknown>, answers: Row[][] = []): Promise<CompiledQuery[]> {
     this.statements = [];
     this.answers = [...answers];
-    await call(this.db);
+    await call(this.db, this.engine);
     return this.statements;
   }
 }
@@ -120,7 +122,7 @@ export interface Example {
   method: string;
   /** The call as the comment shows it. */
   call: string;
-  run: (db: Kysely<DatabaseSchema>) => Promise<unknown>;
+  run: (db: Kysely<DatabaseSchema>, engine: Engine) => Promise<unknown>;
   /** Rows answering the statements in turn, where the method goes on with what it read. */
   answers?: Row[][];
 }
@@ -139,7 +141,7 @@ interface Shown {
  * Examples of the methods of one repository class, which `make` builds on a Kysely. Arguments
  * that a call changes (a list's facts) are given as a function, which makes them anew each run.
  */
-function examplesOf<Repo>(file: string, className: string, make: (db: Kysely<DatabaseSchema>) => Repo) {
+function examplesOf<Repo>(file: string, className: string, make: (db: Kysely<DatabaseSchema>, engine: Engine) => Repo) {
   return <M extends Methods<Repo>>(method: M, args: Args<Repo[M]> | (() => Args<Repo[M]>), { shown, when, answers }: Shown = {}): Example => {
     const argsOf = typeof args === 'function' ? args : () => args;
     return {
@@ -152,8 +154,8 @@ function examplesOf<Repo>(file: string, className: string, make: (db: Kysely<Dat
           .map((arg) => JSON.stringify(arg))
           .join(', ')
       })${when ? `, ${when}` : ''}`,
-      run: (db) => {
-        const repository = make(db);
+      run: (db, engine) => {
+        const repository = make(db, engine);
         return (repository[method] as (...args: unknown[]) => Promise<unknown>).apply(repository, argsOf());
       },
       answers,
@@ -236,7 +238,8 @@ const REFUND: NewCartEvent = {
 
 const account = examplesOf('accounts', 'AccountRepository', (db) => new AccountRepository(db));
 const asset = examplesOf('assets', 'AssetRepository', (db) => new AssetRepository(db));
-const conversion = examplesOf('conversions', 'ConversionRepository', (db) => new ConversionRepository(db));
+const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, TEXT_AS_BYTES[engine]));
+const TEXT_AS_BYTES = { sqlite: sqliteTextAsBytes, postgres: postgresTextAsBytes };
 const cart = examplesOf('carts', 'CartRepository', (db) => new CartRepository(db));
 
 /** Every repository method, called as the service calls it; snapshots.test.ts checks that none is missing. */
@@ -314,6 +317,7 @@ export const EXAMPLES: Example[] = [
   asset('orphanedBlobs', [NOW - 3600]),
 
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
+  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
   conversion('insertEach', [NOTIFIED], {

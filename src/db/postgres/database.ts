@@ -15,6 +15,9 @@ const CONVERSION_WRITES_LOCK = 0x61636473;
 const QUERY_CANCELED = '57014';
 
 /** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
+/** Text as text: pg would decode a bytea from hex (Database.textAsBytes). */
+export const postgresTextAsBytes: Database['textAsBytes'] = (text) => text;
+
 export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
   const pool = new pg.Pool({
     connectionString,
@@ -79,6 +82,7 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
+    textAsBytes: postgresTextAsBytes,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();

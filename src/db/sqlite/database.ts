@@ -12,6 +12,9 @@ const SQLITE_CACHE_KIB = 8 * 1024;
 const SQLITE_READERS = 2;
 
 /** The embedded default: SQLite files in DATA_DIR, every statement on a worker thread. */
+/** Text as a BLOB: its UTF-8 bytes as they are stored (Database.textAsBytes). */
+export const sqliteTextAsBytes: Database['textAsBytes'] = (text) => sql<Uint8Array>`CAST(${text} AS BLOB)`;
+
 export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const driver = new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
@@ -64,6 +67,7 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       };
       return sql<string>`json_object(${sql.join(fields.map((field) => sql`${sql.lit(field.name)}, ${value(field)}`))})`;
     },
+    textAsBytes: sqliteTextAsBytes,
     poolStats: () => undefined,
     close: async () => {
       // The driver's threads started with it, whether or not Kysely ever used it.

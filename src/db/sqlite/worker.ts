@@ -61,5 +61,11 @@ parentPort!.on('message', (request: StatementRequest | 'close') => {
     parentPort!.close();
     return;
   }
-  parentPort!.postMessage(run(request));
+  const response = run(request);
+  const transfer: ArrayBuffer[] = [];
+  if ('rows' in response)
+    for (const row of response.rows as Record<string, unknown>[])
+      for (const value of Object.values(row))
+        if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) transfer.push(value.buffer as ArrayBuffer);
+  parentPort!.postMessage(response, transfer);
 });

@@ -6,6 +6,10 @@ from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
 order by "id";
 
+-- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
+select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
+from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
+
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
 values (?, ?)
