@@ -229,6 +229,16 @@ describeEachEngine('conversion summaries', (engine) => {
     assert.equal(after.amount, 12.34);
   });
 
+  test("conversions arriving months after an account's others are bucketed in that season's local time", async () => {
+    const seller = await accountWithKey(ctx.accounts, 'seasons');
+    const byHour = async () =>
+      (await get('?group_by=hour&tz=America/New_York', seller.key)).json().groups.map((group: { key: { hour: string } }) => group.key.hour);
+    await insertConversions(ctx.database, seller.accountId, [conversionRecord({ receipt: 'WINTER', created_at: '2026-01-15T15:30:00Z' })]);
+    assert.deepEqual(await byHour(), ['2026-01-15T10:00'], 'EST, five hours behind UTC');
+    await insertConversions(ctx.database, seller.accountId, [conversionRecord({ receipt: 'SUMMER', created_at: '2026-07-01T15:30:00Z' })]);
+    assert.deepEqual(await byHour(), ['2026-01-15T10:00', '2026-07-01T11:00'], 'EDT, four hours behind UTC');
+  });
+
   for (const [query, message] of [
     ['?group_by=day,week', /at most one time bucket/],
     ['?group_by=a,b,c,d', /at most 3 comma-separated keys/],

@@ -32,6 +32,7 @@ import { seededRandom, syntheticConversions } from '../../src/conversions/synthe
 import { validateConversion } from '../../src/conversions/validate.js';
 import {
   countAndPagesQuery,
+  createdAtRangeQuery,
   countQuery,
   idsAfterQuery,
   layoutStatements,
@@ -391,6 +392,10 @@ export function columnarExamples(): ColumnarExample[] {
   examples.push({
     call: `idsAfterQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, upTo, afterId, 2000)`,
     query: idsAfterQuery(indexTable, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
+  });
+  examples.push({
+    call: `createdAtRangeQuery("${table}", ${ACCOUNT}, above, upTo)`,
+    query: createdAtRangeQuery(indexTable, ACCOUNT, 40_000, 50_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });

@@ -107,10 +107,16 @@ export function idsAfterQuery(table: IndexTable, accountId: number, filters: Fil
   };
 }
 
-/** The earliest and the latest `created_at` of the account's rows up to `upTo`: the span a summary's time zone is looked at over. */
-export function createdAtRangeQuery(table: IndexTable, accountId: number, upTo: number): DuckDbQuery {
-  const params = new BoundParams(accountId, upTo);
-  return { sql: `SELECT min(created_at), max(created_at) FROM ${table.name} WHERE account_id = $1::BIGINT AND id <= $2::BIGINT`, params };
+/**
+ * The earliest and the latest `created_at` of the account's rows with ids above `above`, up to
+ * `upTo`: the span a summary's time zone is looked at over, extended as rows arrive.
+ */
+export function createdAtRangeQuery(table: IndexTable, accountId: number, above: number, upTo: number): DuckDbQuery {
+  const params = new BoundParams(accountId, above, upTo);
+  return {
+    sql: `SELECT min(created_at), max(created_at) FROM ${table.name} WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT`,
+    params,
+  };
 }
 
 /** A time bucket of `created_at`, in the asker's time zone. */

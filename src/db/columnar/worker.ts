@@ -63,6 +63,19 @@ let instance: DuckDBInstance;
 let writer: DuckDBConnection;
 let reader: DuckDBConnection;
 const answers = new AppendOnlyAnswers();
+interface CreatedAtSpan {
+  earliest: number | undefined;
+  latest: number | undefined;
+  /** The rows read for it: ids up to this one. */
+  upTo: number;
+}
+/** Each account's span of `created_at`, kept as rows arrive (they only ever widen it). */
+const createdAtSpans = new Map<number, CreatedAtSpan>();
+/** Time zones' offsets over spans of whole months, by zone and span; the latest few kept. */
+const offsetsFound = new Map<string, OffsetSpan[]>();
+const MAX_OFFSETS_FOUND = 100;
+// The span a time zone's offsets are found over, in whole 30-day steps (seconds).
+const OFFSETS_ROUNDED_TO = 30 * 86_400;
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
 /** The data version each account had when the index last caught up after it was read. */
@@ -152,6 +165,7 @@ async function checkSource(): Promise<void> {
     await createTables(writer);
     watermark = 0;
     answers.clear();
+    createdAtSpans.clear();
   }
   await writer.run("DELETE FROM index_meta WHERE key = 'source'");
   await writer.run("INSERT INTO index_meta VALUES ('source', $1)", [identity]);
@@ -301,11 +315,41 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   return { groups, totals: totals as (number | null)[] };
 }
 
-/** The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`. */
+/**
+ * The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`, from a
+ * span of whole months around them, so that the offsets found stay good as rows arrive.
+ */
 async function offsetsOver(accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
-  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(indexTable, accountId, upTo)))[0]!.map((value) => (value === null ? undefined : Number(value)));
+  const span = await createdAtSpan(accountId, upTo);
   const now = Math.floor(Date.now() / 1000);
-  return offsetSpans(timeZone, earliest ?? now, (latest ?? now) + 1);
+  const from = Math.floor((span.earliest ?? now) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
+  const to = Math.ceil(((span.latest ?? now) + 1) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
+  const key = `${timeZone} ${from} ${to}`;
+  let offsets = offsetsFound.get(key);
+  if (!offsets) {
+    offsets = offsetSpans(timeZone, from, to);
+    offsetsFound.set(key, offsets);
+    if (offsetsFound.size > MAX_OFFSETS_FOUND) offsetsFound.delete(offsetsFound.keys().next().value!);
+  }
+  return offsets;
+}
+
+/** The earliest and the latest `created_at` of the account's rows up to `upTo`: those above the ids read before, added to what they gave. */
+async function createdAtSpan(accountId: number, upTo: number): Promise<CreatedAtSpan> {
+  const known = createdAtSpans.get(accountId);
+  if (known && known.upTo >= upTo) return known;
+  const above = known?.upTo ?? 0;
+  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(indexTable, accountId, above, upTo)))[0]!.map((value) =>
+    value === null ? undefined : Number(value),
+  );
+  const span = { earliest: either(Math.min, earliest, known?.earliest), latest: either(Math.max, latest, known?.latest), upTo };
+  createdAtSpans.set(accountId, span);
+  return span;
+}
+
+/** `pick` of the values that are there: undefined when neither is. */
+function either(pick: (a: number, b: number) => number, a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : pick(a, b);
 }
 
 /** The next `limit` ids after `afterId` of the account's rows matching `filters`, up to `upTo` (now when undefined). */
