@@ -1,0 +1,239 @@
+import { type FileInput, formOf } from './multipart.js';
+import type { components, operations } from './openapi.js';
+import { type QueryValue, type RequestOptions, Transport, type TransportOptions } from './transport.js';
+
+/** A conversion as the API writes it. */
+export type ConversionEntry = components['schemas']['ConversionEntry'];
+/** An asset as the API writes it. */
+export type AssetEntry = components['schemas']['AssetEntry'];
+/** A cart notification as the API writes it. */
+export type CartEventEntry = components['schemas']['CartEventEntry'];
+/** The answer of a conversion summary. */
+export type ConversionSummary = operations['summarizeConversions']['responses'][200]['content']['application/json'];
+
+type QueryOf<Operation extends keyof operations> = operations[Operation] extends { parameters: { query?: infer Query } } ? NonNullable<Query> : never;
+/** The list's filters: one property a query parameter, `amount.gte`, `cart_integration.in`, ... typed as the column. */
+export type ConversionFilters = Omit<QueryOf<'listConversions'>, 'page'>;
+export type AssetFilters = Omit<QueryOf<'listAssets'>, 'page'>;
+export type CartEventFilters = Omit<QueryOf<'listCartEvents'>, 'page'>;
+/** What a summary groups by, and in which time zone. */
+export type SummaryOptions = Omit<QueryOf<'summarizeConversions'>, keyof ConversionFilters> & RequestOptions;
+/** One page of a list, as the API answers it. */
+export interface Page<Entry> {
+  entries: Entry[];
+  totalEntries: number;
+  page: number;
+  totalPages: number;
+}
+
+type FormFields = NonNullable<operations['createAsset']['requestBody']>['content']['multipart/form-data'];
+type Flag = 'async' | 'defer' | 'image' | 'video' | 'script' | 'style' | 'text';
+/**
+ * An asset's fields as the form takes them, with numbers and flags as numbers and booleans:
+ * `content` (text), `file` or `url` makes the asset; `fileName` names an uploaded file (default:
+ * the File's or the path's own name).
+ */
+export type AssetFields = Omit<FormFields, 'file' | 'width' | 'height' | Flag> & {
+  file?: FileInput;
+  fileName?: string;
+  width?: number;
+  height?: number;
+} & Partial<Record<Flag, boolean>>;
+
+export type AcdsClientOptions = TransportOptions;
+
+const API = '/api/v1';
+/** Entries a list page holds. */
+const PAGE_SIZE = 100;
+/** How often an NDJSON export that breaks part way is resumed from its last entry. */
+const EXPORT_RESUMES = 2;
+
+/**
+ * The acds API: `new AcdsClient({ baseUrl, apiKey })`, then `client.conversions`, `client.assets`
+ * and `client.cartEvents`. Lists are async iterables over every matching entry; failures are
+ * AcdsErrors.
+ */
+export class AcdsClient {
+  readonly conversions: Conversions;
+  readonly assets: Assets;
+  readonly cartEvents: CartEvents;
+
+  constructor(options: AcdsClientOptions) {
+    const transport = new Transport(options);
+    this.conversions = new Conversions(transport);
+    this.assets = new Assets(transport);
+    this.cartEvents = new CartEvents(transport);
+  }
+}
+
+type Filters = Record<string, QueryValue>;
+
+/**
+ * Every entry matching `filters`, page after page: each page asked as page 1 of the entries
+ * after the last id received (`id.gt`), which the service answers as fast at the millionth entry
+ * as at the first, and which never skips or repeats an entry while new ones arrive.
+ */
+async function* everyEntry<Entry extends { id: number }>(
+  transport: Transport,
+  path: string,
+  filters: Filters,
+  options: RequestOptions = {},
+): AsyncGenerator<Entry> {
+  let after = filters['id.gt'];
+  for (;;) {
+    const page = await transport.json<Page<Entry>>({ ...options, method: 'GET', path, query: { ...filters, 'id.gt': after, page: 1 } });
+    yield* page.entries;
+    if (page.totalPages <= 1 || page.entries.length < PAGE_SIZE) return;
+    after = page.entries.at(-1)!.id;
+  }
+}
+
+class Conversions {
+  constructor(private readonly transport: Transport) {}
+
+  /** Every conversion matching `filters`, in ascending id order. */
+  list(filters: ConversionFilters = {}, options?: RequestOptions): AsyncGenerator<ConversionEntry> {
+    return everyEntry(this.transport, `${API}/conversions`, filters as Filters, options);
+  }
+
+  /** Page `page` (from 1) of the conversions matching `filters`, with the exact total. */
+  page(filters: ConversionFilters = {}, page = 1, options?: RequestOptions): Promise<Page<ConversionEntry>> {
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/conversions`, query: { ...(filters as Filters), page } });
+  }
+
+  /** Sums of the conversions matching `filters`, by up to three keys (`group_by`), time buckets in `tz`. */
+  summary(filters: ConversionFilters = {}, { group_by, tz, ...options }: SummaryOptions = {}): Promise<ConversionSummary> {
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/conversions/summary`, query: { ...(filters as Filters), group_by, tz } });
+  }
+
+  /**
+   * Every conversion matching `filters` in one streamed request: entries (NDJSON) or the CSV's
+   * text a chunk at a time. A download that breaks part way goes on from the last entry
+   * received (NDJSON), as often as the client retries network failures.
+   */
+  export(filters: ConversionFilters, options: { format: 'csv' } & RequestOptions): AsyncGenerator<string>;
+  export(filters?: ConversionFilters, options?: { format?: 'ndjson' } & RequestOptions): AsyncGenerator<ConversionEntry>;
+  export(
+    filters: ConversionFilters = {},
+    { format = 'ndjson', ...options }: { format?: 'ndjson' | 'csv' } & RequestOptions = {},
+  ): AsyncGenerator<ConversionEntry | string> {
+    return format === 'csv' ? this.csv(filters as Filters, options) : this.ndjson(filters as Filters, options);
+  }
+
+  private async *csv(filters: Filters, options: RequestOptions): AsyncGenerator<string> {
+    const response = await this.transport.send({ ...options, method: 'GET', path: `${API}/conversions/export`, query: { ...filters, format: 'csv' } });
+    yield* textOf(response);
+  }
+
+  private async *ndjson(filters: Filters, options: RequestOptions): AsyncGenerator<ConversionEntry> {
+    let after = filters['id.gt'];
+    for (let resumed = 0; ; resumed++) {
+      const response = await this.transport.send({
+        ...options,
+        method: 'GET',
+        path: `${API}/conversions/export`,
+        query: { ...filters, 'id.gt': after, format: 'ndjson' },
+      });
+      try {
+        for await (const line of linesOf(textOf(response))) {
+          const entry = JSON.parse(line) as ConversionEntry;
+          after = entry.id;
+          yield entry;
+        }
+        return;
+      } catch (error) {
+        // A broken stream, not a broken line: a line that is not JSON is not the network's doing.
+        if (error instanceof SyntaxError || options.signal?.aborted || resumed >= EXPORT_RESUMES) throw error;
+      }
+    }
+  }
+}
+
+class Assets {
+  constructor(private readonly transport: Transport) {}
+
+  /** Every asset matching `filters`, in ascending id order. */
+  list(filters: AssetFilters = {}, options?: RequestOptions): AsyncGenerator<AssetEntry> {
+    return everyEntry(this.transport, `${API}/assets`, filters as Filters, options);
+  }
+
+  page(filters: AssetFilters = {}, page = 1, options?: RequestOptions): Promise<Page<AssetEntry>> {
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/assets`, query: { ...(filters as Filters), page } });
+  }
+
+  get(id: number, options?: RequestOptions): Promise<AssetEntry> {
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/assets/${id}` });
+  }
+
+  /** Creates an asset from `content` (text), a `file` or a remote `url`, with its `name`, `folder` and flags; answers its id. */
+  async create(fields: AssetFields, options?: RequestOptions): Promise<number> {
+    const { id } = await this.transport.json<{ id: string }>({ ...options, method: 'POST', path: `${API}/assets`, ...(await this.form(fields)) });
+    return Number(id);
+  }
+
+  /**
+   * Changes an asset: a rename (`name` alone), a move (`folder` alone), new bytes (`content` or
+   * `file`), a remote `url`, or its attributes; the API says which go together.
+   */
+  async update(id: number, fields: AssetFields, options?: RequestOptions): Promise<void> {
+    const response = await this.transport.send({ ...options, method: 'PUT', path: `${API}/assets/${id}`, ...(await this.form(fields)) });
+    await response.body?.cancel();
+  }
+
+  async delete(id: number, options?: RequestOptions): Promise<void> {
+    const response = await this.transport.send({ ...options, method: 'DELETE', path: `${API}/assets/${id}` });
+    await response.body?.cancel();
+  }
+
+  /** The asset's bytes. */
+  async content(id: number, options?: RequestOptions): Promise<Uint8Array> {
+    const response = await this.transport.send({ ...options, method: 'GET', path: `${API}/assets/${id}/content` });
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** The form of `fields`: numbers and flags as the text the form takes. */
+  private form({ file, fileName, ...rest }: AssetFields) {
+    const fields: Record<string, string> = {};
+    for (const [name, value] of Object.entries(rest)) if (value !== undefined && value !== null) fields[name] = String(value);
+    return formOf(fields, file, fileName);
+  }
+}
+
+class CartEvents {
+  constructor(private readonly transport: Transport) {}
+
+  /** Every cart notification matching `filters`, in ascending id order. */
+  list(filters: CartEventFilters = {}, options?: RequestOptions): AsyncGenerator<CartEventEntry> {
+    return everyEntry(this.transport, `${API}/cart-events`, filters as Filters, options);
+  }
+
+  page(filters: CartEventFilters = {}, page = 1, options?: RequestOptions): Promise<Page<CartEventEntry>> {
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/cart-events`, query: { ...(filters as Filters), page } });
+  }
+}
+
+/** A response's body as text, a chunk at a time. */
+async function* textOf(response: Response): AsyncGenerator<string> {
+  if (!response.body) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** The lines of a text, however its chunks split them. */
+async function* linesOf(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of chunks) {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line !== '') yield line;
+  }
+  if (rest !== '') yield rest;
+}

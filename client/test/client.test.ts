@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { CartService } from '../../src/carts/service.js';
+import { accountWithKey, startTestApp, type TestContext } from '../../test/helpers/app.js';
+import { genericEvent, genericSignatureHeader, randomSecret } from '../../test/helpers/carts.js';
+import { conversionRecord, insertConversions } from '../../test/helpers/fixtures.js';
+import { AcdsClient, AcdsError, type ConversionEntry } from '../src/index.js';
+
+/**
+ * @acds/client against a real service, started here on the embedded default and listening on a
+ * port: every method, lists walked past one page, uploads of each kind, 429s and errors.
+ */
+
+const SOURCES = ['facebook', 'google', 'tiktok'];
+const CARTS = ['clickbank', 'digistore', 'buygoods'];
+const CONVERSIONS = 260;
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+describe('@acds/client', () => {
+  let ctx: TestContext;
+  let baseUrl: string;
+  let client: AcdsClient;
+  let hookPath: string;
+  let hookSecret: string;
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acds-client-'));
+
+  before(async () => {
+    ctx = await startTestApp('sqlite');
+    baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const shop = await accountWithKey(ctx.accounts, 'shop');
+    client = new AcdsClient({ baseUrl, apiKey: shop.key });
+    await insertConversions(
+      ctx.database,
+      shop.accountId,
+      Array.from({ length: CONVERSIONS }, (_, index) =>
+        conversionRecord({
+          receipt: `C-${index}`,
+          utm_source: SOURCES[index % SOURCES.length],
+          cart_integration: CARTS[index % CARTS.length],
+          amount: 10 + (index % 90),
+          created_at: new Date(Date.UTC(2026, 2, 1) + index * 3_600_000).toISOString().replace('.000', ''),
+        }),
+      ),
+    );
+    hookSecret = randomSecret();
+    hookPath = await new CartService(ctx.database).connect(shop.accountId, 'generic', hookSecret);
+  });
+  after(async () => {
+    await ctx?.close();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  });
+
+  describe('conversions', () => {
+    test('list walks every matching conversion past the first page, in id order, with filters of each kind', async () => {
+      const filters = { utm_source: 'facebook', 'amount.gte': 20, 'cart_integration.in': ['clickbank', 'digistore'] };
+      const walked = await collect(client.conversions.list(filters));
+      const { totalEntries } = await client.conversions.page(filters);
+      assert.equal(walked.length, totalEntries);
+      assert.ok(totalEntries > 0);
+      for (const entry of walked) {
+        assert.equal(entry.utm_source, 'facebook');
+        assert.ok(entry.amount !== null && entry.amount >= 20);
+        assert.ok(['clickbank', 'digistore'].includes(entry.cart_integration));
+      }
+      const all = await collect(client.conversions.list());
+      assert.equal(all.length, CONVERSIONS, 'more than two pages');
+      assert.deepEqual(
+        all.map((entry) => entry.id),
+        all.map((entry) => entry.id).sort((a, b) => a - b),
+      );
+      assert.equal(new Set(all.map((entry) => entry.id)).size, CONVERSIONS, 'none twice');
+    });
+
+    test("page answers one page with the list's envelope", async () => {
+      const page = await client.conversions.page({}, 3);
+      assert.equal(page.page, 3);
+      assert.equal(page.totalEntries, CONVERSIONS);
+      assert.equal(page.totalPages, 3);
+      assert.equal(page.entries.length, CONVERSIONS - 200);
+    });
+
+    test('summary sums by the keys asked, in the time zone asked', async () => {
+      const summary = await client.conversions.summary({ 'created_at.gte': '2026-03-01T00:00:00Z' }, { group_by: 'day,utm_source', tz: 'Europe/Berlin' });
+      assert.equal(summary.totals.conversions, CONVERSIONS);
+      assert.equal(
+        summary.groups.reduce((sum, group) => sum + group.conversions, 0),
+        CONVERSIONS,
+      );
+      assert.deepEqual(summary.groups[0]!.key, { day: '2026-03-01', utm_source: 'facebook' });
+    });
+
+    test('export yields every entry of the list (NDJSON) or the CSV text', async () => {
+      const exported = await collect(client.conversions.export({ utm_source: 'google' }));
+      const listed = await collect(client.conversions.list({ utm_source: 'google' }));
+      assert.deepEqual(exported, listed);
+      const csv = (await collect(client.conversions.export({ utm_source: 'google' }, { format: 'csv' }))).join('');
+      const rows = csv.trimEnd().split('\r\n');
+      assert.match(rows[0]!, /^id,/);
+      assert.equal(rows.length, listed.length + 1);
+    });
+
+    test('a bad filter is an AcdsError with the status, the API message and the request id', async () => {
+      const error = await client.conversions.page({ 'amount.gte': 'lots' as unknown as number }).catch((caught: unknown) => caught);
+      assert.ok(error instanceof AcdsError);
+      assert.equal(error.status, 400);
+      assert.match(error.message, /amount/);
+      assert.match(error.requestId ?? '', /.+/);
+    });
+  });
+
+  describe('assets', () => {
+    test('create from text, bytes, a Blob, a stream and a file path; get, list and content read them back', async () => {
+      const bytes = new TextEncoder().encode('body { color: red }');
+      const filePath = path.join(workDir, 'from-disk.js');
+      fs.writeFileSync(filePath, 'console.log("from disk")');
+      const ids = [
+        await client.assets.create({ name: 'hello.txt', content: 'hello', folder: 'texts' }),
+        await client.assets.create({ file: bytes, fileName: 'red.css', folder: 'styles' }),
+        await client.assets.create({ file: new Blob(['<svg/>'], { type: 'image/svg+xml' }), fileName: 'logo.svg', folder: 'images' }),
+        await client.assets.create({ file: Readable.from([Buffer.from('line one\n'), Buffer.from('line two\n')]), fileName: 'streamed.txt', folder: 'texts' }),
+        await client.assets.create({ file: filePath, folder: 'scripts', defer: true }),
+      ];
+      const made = await Promise.all(ids.map((id) => client.assets.get(id)));
+      assert.deepEqual(
+        made.map((asset) => [asset.name, asset.folder]),
+        [
+          ['hello.txt', 'texts'],
+          ['red.css', 'styles'],
+          ['logo.svg', 'images'],
+          ['streamed.txt', 'texts'],
+          ['from-disk.js', 'scripts'],
+        ],
+      );
+      assert.equal(made[2]!.image, true);
+      assert.equal(made[4]!.defer, true);
+      assert.equal(new TextDecoder().decode(await client.assets.content(ids[3]!)), 'line one\nline two\n');
+      assert.equal(new TextDecoder().decode(await client.assets.content(ids[4]!)), 'console.log("from disk")');
+      assert.deepEqual(await client.assets.content(ids[1]!), bytes);
+      const texts = await collect(client.assets.list({ folder: 'texts' }));
+      assert.deepEqual(
+        texts.map((asset) => asset.name),
+        ['hello.txt', 'streamed.txt'],
+      );
+    });
+
+    test('update renames, moves and replaces the content; delete removes; a missing asset is a 404 AcdsError', async () => {
+      const id = await client.assets.create({ name: 'draft.txt', content: 'first' });
+      await client.assets.update(id, { name: 'final.txt' });
+      await client.assets.update(id, { folder: 'texts' });
+      await client.assets.update(id, { content: 'second' });
+      const updated = await client.assets.get(id);
+      assert.deepEqual([updated.name, updated.folder], ['final.txt', 'texts']);
+      assert.equal(new TextDecoder().decode(await client.assets.content(id)), 'second');
+      await client.assets.delete(id);
+      const error = await client.assets.get(id).catch((caught: unknown) => caught);
+      assert.ok(error instanceof AcdsError);
+      assert.equal(error.status, 404);
+    });
+
+    test('lists more than a page of assets', async () => {
+      for (let index = 0; index < 105; index++) await client.assets.create({ name: `bulk-${index}.txt`, content: String(index), folder: 'bulk' });
+      const bulk = await collect(client.assets.list({ folder: 'bulk' }));
+      assert.equal(bulk.length, 105);
+      assert.equal((await client.assets.page({ folder: 'bulk' }, 2)).entries.length, 5);
+    });
+  });
+
+  test('cart events: the notifications the receivers stored', async () => {
+    const body = JSON.stringify(genericEvent('evt-client-1', 'R-CLIENT-1'));
+    const response = await fetch(`${baseUrl}${hookPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': genericSignatureHeader(hookSecret, body) },
+      body,
+    });
+    assert.equal(response.status, 200, await response.text());
+    const events = await collect(client.cartEvents.list({ cart: 'generic' }));
+    assert.deepEqual(
+      events.map((event) => [event.event, event.receipt, event.status]),
+      [['sale', 'R-CLIENT-1', 'converted']],
+    );
+    assert.equal((await client.cartEvents.page()).totalEntries, 1);
+  });
+
+  test('a wrong API key is a 401 AcdsError', async () => {
+    const stranger = new AcdsClient({ baseUrl, apiKey: 'acds_not-a-key' });
+    const error = await stranger.conversions.page().catch((caught: unknown) => caught);
+    assert.ok(error instanceof AcdsError);
+    assert.equal(error.status, 401);
+    assert.equal(error.message, 'invalid API key');
+  });
+
+  test('a service that cannot be reached is an AcdsError of status 0, after the retries a GET may have', async () => {
+    let tries = 0;
+    const unreachable = new AcdsClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'acds_whatever',
+      fetch: (input, init) => {
+        tries += 1;
+        return fetch(input, init);
+      },
+    });
+    const error = await unreachable.assets.get(1).catch((caught: unknown) => caught);
+    assert.ok(error instanceof AcdsError);
+    assert.equal(error.status, 0);
+    assert.equal(tries, 3, 'the first try and two retries');
+    tries = 0;
+    await unreachable.assets.create({ name: 'a.txt', content: 'a' }).catch(() => {});
+    assert.equal(tries, 1, 'a POST is never repeated after a network failure');
+  });
+});
+
+describe('@acds/client and the rate limit', () => {
+  let ctx: TestContext;
+  let baseUrl: string;
+  let key: string;
+  before(async () => {
+    ctx = await startTestApp('sqlite', { rateLimit: { max: 2, windowMs: 1_500 } });
+    baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    key = (await accountWithKey(ctx.accounts, 'shop')).key;
+  });
+  after(() => ctx?.close());
+
+  test("a 429 is waited out by the service's Retry-After, and the call answers", async () => {
+    const client = new AcdsClient({ baseUrl, apiKey: key });
+    const began = Date.now();
+    const pages = [];
+    for (let index = 0; index < 3; index++) pages.push(await client.conversions.page());
+    assert.equal(pages.length, 3);
+    assert.ok(Date.now() - began >= 500, 'the third waited for the window to end');
+  });
+
+  test('a 429 is thrown at once when the call says not to wait, or the wait would be too long', async () => {
+    const noWaiting = new AcdsClient({ baseUrl, apiKey: key });
+    const patient = new AcdsClient({ baseUrl, apiKey: key, maxRateLimitWaitSeconds: 0 });
+    let answered = 0;
+    let refused: unknown;
+    for (let index = 0; index < 4 && !refused; index++) {
+      await noWaiting.conversions
+        .page({}, 1, { waitOutRateLimit: false })
+        .then(() => answered++)
+        .catch((error: unknown) => {
+          refused = error;
+        });
+    }
+    assert.ok(refused instanceof AcdsError);
+    assert.equal(refused.status, 429);
+    assert.match(refused.message, /too many requests; the service asks to wait \d+ s/);
+    assert.ok(answered <= 2);
+    const error = await patient.conversions.page().catch((caught: unknown) => caught);
+    assert.ok(error instanceof AcdsError && error.status === 429);
+  });
+});
+
+/** Checked by tsc, never run: filters are typed per column and modifier. */
+export function typeChecks(client: AcdsClient): void {
+  void client.conversions.list({ utm_source: 'facebook', 'amount.gte': 50, 'cart_integration.in': ['clickbank', 'digistore'] });
+  // @ts-expect-error a misspelt column
+  void client.conversions.list({ utm_sorce: 'facebook' });
+  // @ts-expect-error a modifier the column does not have
+  void client.conversions.list({ 'mobile.gte': true });
+  // @ts-expect-error a number column takes numbers
+  void client.conversions.list({ 'amount.gte': 'fifty' });
+  const entry: ConversionEntry | undefined = undefined;
+  void entry;
+}
