@@ -1,4 +1,5 @@
 import { type FileInput, formOf } from './multipart.js';
+import { chunksOf } from './streams.js';
 import type { components, operations } from './openapi.js';
 import { type QueryValue, type RequestOptions, Transport, type TransportOptions } from './transport.js';
 
@@ -43,8 +44,6 @@ export type AssetFields = Omit<FormFields, 'file' | 'width' | 'height' | Flag> &
 export type AcdsClientOptions = TransportOptions;
 
 const API = '/api/v1';
-/** Entries a list page holds. */
-const PAGE_SIZE = 100;
 /** How often an NDJSON export that breaks part way is resumed from its last entry. */
 const EXPORT_RESUMES = 2;
 
@@ -56,60 +55,61 @@ const EXPORT_RESUMES = 2;
 export class AcdsClient {
   readonly conversions: Conversions;
   readonly assets: Assets;
-  readonly cartEvents: CartEvents;
+  readonly cartEvents: Listing<CartEventEntry, CartEventFilters>;
 
   constructor(options: AcdsClientOptions) {
     const transport = new Transport(options);
     this.conversions = new Conversions(transport);
     this.assets = new Assets(transport);
-    this.cartEvents = new CartEvents(transport);
+    this.cartEvents = new Listing(transport, `${API}/cart-events`);
   }
 }
 
-type Filters = Record<string, QueryValue>;
+type Query = Record<string, QueryValue>;
 
-/**
- * Every entry matching `filters`, page after page: each page asked as page 1 of the entries
- * after the last id received (`id.gt`), which the service answers as fast at the millionth entry
- * as at the first, and which never skips or repeats an entry while new ones arrive.
- */
-async function* everyEntry<Entry extends { id: number }>(
-  transport: Transport,
-  path: string,
-  filters: Filters,
-  options: RequestOptions = {},
-): AsyncGenerator<Entry> {
-  let after = filters['id.gt'];
-  for (;;) {
-    const page = await transport.json<Page<Entry>>({ ...options, method: 'GET', path, query: { ...filters, 'id.gt': after, page: 1 } });
-    yield* page.entries;
-    if (page.totalPages <= 1 || page.entries.length < PAGE_SIZE) return;
-    after = page.entries.at(-1)!.id;
+/** One of the API's lists: every matching entry, walked by id, and one page at a time. */
+class Listing<Entry extends { id: number }, Filters> {
+  constructor(
+    protected readonly transport: Transport,
+    protected readonly path: string,
+  ) {}
+
+  /**
+   * Every entry matching `filters`, in ascending id order: each page asked as page 1 of the
+   * entries after the last id received (`id.gt`), which the service answers as fast at the
+   * millionth entry as at the first, and which never skips or repeats an entry while new ones
+   * arrive. An `id.gt` of the filters is where the walk starts.
+   */
+  async *list(filters?: Filters, options: RequestOptions = {}): AsyncGenerator<Entry> {
+    const query = { ...(filters as Query) };
+    for (;;) {
+      const page = await this.transport.json<Page<Entry>>({ ...options, method: 'GET', path: this.path, query: { ...query, page: 1 } });
+      yield* page.entries;
+      if (page.totalPages <= 1) return;
+      query['id.gt'] = page.entries.at(-1)!.id;
+    }
+  }
+
+  /** Page `page` (from 1) of the entries matching `filters`, with the exact total. */
+  page(filters?: Filters, page = 1, options?: RequestOptions): Promise<Page<Entry>> {
+    return this.transport.json({ ...options, method: 'GET', path: this.path, query: { ...(filters as Query), page } });
   }
 }
 
-class Conversions {
-  constructor(private readonly transport: Transport) {}
-
-  /** Every conversion matching `filters`, in ascending id order. */
-  list(filters: ConversionFilters = {}, options?: RequestOptions): AsyncGenerator<ConversionEntry> {
-    return everyEntry(this.transport, `${API}/conversions`, filters as Filters, options);
-  }
-
-  /** Page `page` (from 1) of the conversions matching `filters`, with the exact total. */
-  page(filters: ConversionFilters = {}, page = 1, options?: RequestOptions): Promise<Page<ConversionEntry>> {
-    return this.transport.json({ ...options, method: 'GET', path: `${API}/conversions`, query: { ...(filters as Filters), page } });
+class Conversions extends Listing<ConversionEntry, ConversionFilters> {
+  constructor(transport: Transport) {
+    super(transport, `${API}/conversions`);
   }
 
   /** Sums of the conversions matching `filters`, by up to three keys (`group_by`), time buckets in `tz`. */
   summary(filters: ConversionFilters = {}, { group_by, tz, ...options }: SummaryOptions = {}): Promise<ConversionSummary> {
-    return this.transport.json({ ...options, method: 'GET', path: `${API}/conversions/summary`, query: { ...(filters as Filters), group_by, tz } });
+    return this.transport.json({ ...options, method: 'GET', path: `${API}/conversions/summary`, query: { ...(filters as Query), group_by, tz } });
   }
 
   /**
    * Every conversion matching `filters` in one streamed request: entries (NDJSON) or the CSV's
-   * text a chunk at a time. A download that breaks part way goes on from the last entry
-   * received (NDJSON), as often as the client retries network failures.
+   * text a chunk at a time. An NDJSON download that breaks part way goes on from the last
+   * entry received, up to EXPORT_RESUMES times.
    */
   export(filters: ConversionFilters, options: { format: 'csv' } & RequestOptions): AsyncGenerator<string>;
   export(filters?: ConversionFilters, options?: { format?: 'ndjson' } & RequestOptions): AsyncGenerator<ConversionEntry>;
@@ -117,15 +117,15 @@ class Conversions {
     filters: ConversionFilters = {},
     { format = 'ndjson', ...options }: { format?: 'ndjson' | 'csv' } & RequestOptions = {},
   ): AsyncGenerator<ConversionEntry | string> {
-    return format === 'csv' ? this.csv(filters as Filters, options) : this.ndjson(filters as Filters, options);
+    return format === 'csv' ? this.csv(filters as Query, options) : this.ndjson(filters as Query, options);
   }
 
-  private async *csv(filters: Filters, options: RequestOptions): AsyncGenerator<string> {
+  private async *csv(filters: Query, options: RequestOptions): AsyncGenerator<string> {
     const response = await this.transport.send({ ...options, method: 'GET', path: `${API}/conversions/export`, query: { ...filters, format: 'csv' } });
     yield* textOf(response);
   }
 
-  private async *ndjson(filters: Filters, options: RequestOptions): AsyncGenerator<ConversionEntry> {
+  private async *ndjson(filters: Query, options: RequestOptions): AsyncGenerator<ConversionEntry> {
     let after = filters['id.gt'];
     for (let resumed = 0; ; resumed++) {
       const response = await this.transport.send({
@@ -149,16 +149,9 @@ class Conversions {
   }
 }
 
-class Assets {
-  constructor(private readonly transport: Transport) {}
-
-  /** Every asset matching `filters`, in ascending id order. */
-  list(filters: AssetFilters = {}, options?: RequestOptions): AsyncGenerator<AssetEntry> {
-    return everyEntry(this.transport, `${API}/assets`, filters as Filters, options);
-  }
-
-  page(filters: AssetFilters = {}, page = 1, options?: RequestOptions): Promise<Page<AssetEntry>> {
-    return this.transport.json({ ...options, method: 'GET', path: `${API}/assets`, query: { ...(filters as Filters), page } });
+class Assets extends Listing<AssetEntry, AssetFilters> {
+  constructor(transport: Transport) {
+    super(transport, `${API}/assets`);
   }
 
   get(id: number, options?: RequestOptions): Promise<AssetEntry> {
@@ -199,32 +192,9 @@ class Assets {
   }
 }
 
-class CartEvents {
-  constructor(private readonly transport: Transport) {}
-
-  /** Every cart notification matching `filters`, in ascending id order. */
-  list(filters: CartEventFilters = {}, options?: RequestOptions): AsyncGenerator<CartEventEntry> {
-    return everyEntry(this.transport, `${API}/cart-events`, filters as Filters, options);
-  }
-
-  page(filters: CartEventFilters = {}, page = 1, options?: RequestOptions): Promise<Page<CartEventEntry>> {
-    return this.transport.json({ ...options, method: 'GET', path: `${API}/cart-events`, query: { ...(filters as Filters), page } });
-  }
-}
-
 /** A response's body as text, a chunk at a time. */
 async function* textOf(response: Response): AsyncGenerator<string> {
-  if (!response.body) return;
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
+  if (response.body) yield* chunksOf(response.body.pipeThrough(new TextDecoderStream()));
 }
 
 /** The lines of a text, however its chunks split them. */

@@ -1,3 +1,5 @@
+import { chunksOf } from './streams.js';
+
 /**
  * An asset's form as multipart/form-data: a FormData when the file is in memory (a Blob, bytes,
  * or a file path, opened as a Blob that reads from disk), else written by hand around the stream,
@@ -23,7 +25,7 @@ export async function formOf(
 ): Promise<{ body: () => FormBody; replayable: boolean }> {
   if (file === undefined || file instanceof Blob || file instanceof Uint8Array || typeof file === 'string') {
     const blob = typeof file === 'string' ? await openAsBlob(file) : file instanceof Uint8Array ? new Blob([file as BlobPart]) : file;
-    const name = fileName ?? (typeof file === 'string' ? baseName(file) : blob && 'name' in blob && typeof blob.name === 'string' ? blob.name : 'upload');
+    const name = fileName ?? (typeof file === 'string' ? baseName(file) : blob instanceof File ? blob.name : 'upload');
     const body = () => {
       const form = new FormData();
       for (const [field, value] of Object.entries(fields)) form.append(field, value);
@@ -52,7 +54,7 @@ function streamedForm(
     yield encoder.encode(
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
     );
-    yield* chunksOf(file);
+    yield* bytesOf(file);
     yield encoder.encode(`\r\n--${boundary}--\r\n`);
   }
   const iterator = parts();
@@ -68,21 +70,10 @@ function streamedForm(
   });
 }
 
-async function* chunksOf(file: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  if (Symbol.asyncIterator in file) {
-    for await (const chunk of file as AsyncIterable<Uint8Array>) yield typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
-    return;
-  }
-  const reader = (file as ReadableStream<Uint8Array>).getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
-  }
+async function* bytesOf(file: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  if (!(Symbol.asyncIterator in file)) return yield* chunksOf(file);
+  // A Node stream of text gives strings.
+  for await (const chunk of file as AsyncIterable<Uint8Array | string>) yield typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
 }
 
 /** A name inside a quoted header parameter, escaped as browsers do. */

@@ -69,7 +69,7 @@ export class Transport {
     this.networkRetries = options.networkRetries ?? DEFAULT_NETWORK_RETRIES;
   }
 
-  url(path: string, query: Record<string, QueryValue> = {}): string {
+  private url(path: string, query: Record<string, QueryValue> = {}): string {
     const search = queryString(query);
     return `${this.baseUrl}${path}${search ? `?${search}` : ''}`;
   }

@@ -19,6 +19,26 @@ const SOURCES = ['facebook', 'google', 'tiktok'];
 const CARTS = ['clickbank', 'digistore', 'buygoods'];
 const CONVERSIONS = 260;
 
+/** `response` whose body breaks, as a dropped connection does, after `bytes` bytes: part way through a line. */
+function cutAfter(response: Response, bytes: number): Response {
+  const reader = response.body!.getReader();
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done || sent + value.length > bytes) {
+        if (!done) controller.enqueue(value.subarray(0, bytes - sent));
+        await reader.cancel();
+        controller.error(new TypeError('terminated'));
+        return;
+      }
+      sent += value.length;
+      controller.enqueue(value);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
   for await (const item of items) all.push(item);
@@ -29,6 +49,7 @@ describe('@acds/client', () => {
   let ctx: TestContext;
   let baseUrl: string;
   let client: AcdsClient;
+  let apiKey: string;
   let hookPath: string;
   let hookSecret: string;
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acds-client-'));
@@ -37,7 +58,8 @@ describe('@acds/client', () => {
     ctx = await startTestApp('sqlite');
     baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const shop = await accountWithKey(ctx.accounts, 'shop');
-    client = new AcdsClient({ baseUrl, apiKey: shop.key });
+    apiKey = shop.key;
+    client = new AcdsClient({ baseUrl, apiKey });
     await insertConversions(
       ctx.database,
       shop.accountId,
@@ -106,6 +128,24 @@ describe('@acds/client', () => {
       const rows = csv.trimEnd().split('\r\n');
       assert.match(rows[0]!, /^id,/);
       assert.equal(rows.length, listed.length + 1);
+    });
+
+    test('an NDJSON export broken part way goes on from the last entry received, none lost or repeated', async () => {
+      const asked: string[] = [];
+      const breaking = new AcdsClient({
+        baseUrl,
+        apiKey,
+        fetch: async (input, init) => {
+          asked.push(String(input));
+          const response = await fetch(input, init);
+          return asked.length === 1 ? cutAfter(response, 5_000) : response;
+        },
+      });
+      const exported = await collect(breaking.conversions.export());
+      assert.deepEqual(exported, await collect(client.conversions.list()));
+      assert.equal(asked.length, 2);
+      const resumedAfter = Number(new URL(asked[1]!).searchParams.get('id.gt'));
+      assert.ok(resumedAfter >= exported[0]!.id && resumedAfter < exported.at(-1)!.id, 'the second request asks for the rest');
     });
 
     test('a bad filter is an AcdsError with the status, the API message and the request id', async () => {
