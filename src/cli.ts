@@ -45,6 +45,18 @@ function yieldToTheService(): void {
   }
 }
 
+/**
+ * The database's statistics after an import: PostgreSQL plans the reads of entries by id (a
+ * list page, an export batch) from them, and with statistics of a table that was empty it
+ * scanned the account's whole index for each of an export's batches. Its autovacuum may be off,
+ * or late. The conversions stay imported when this fails; the service refreshes them hourly.
+ */
+async function refreshStatisticsAfterImport(database: Database): Promise<void> {
+  await database
+    .refreshStatistics()
+    .catch((error: Error) => console.error(`refreshing the database's statistics failed (${error.message}); the service refreshes them within the hour`));
+}
+
 const count = (value: string) => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
   return Number(value);
@@ -173,6 +185,7 @@ program
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
       }).finally(() => problems.end());
+      if (result.inserted > 0) await refreshStatisticsAfterImport(database);
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
       console.log(`imported ${result.inserted} conversions, skipped ${result.skipped} already present (${result.read} read)`);
@@ -203,6 +216,7 @@ program
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
       });
+      if (result.inserted > 0) await refreshStatisticsAfterImport(database);
       // Where the service reads asset bytes from: an S3 bucket when it is configured.
       const blobs = await openBlobStore(config);
       try {

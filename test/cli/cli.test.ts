@@ -269,6 +269,20 @@ describeEachEngine('seed', (engine) => {
     }
   });
 
+  test("the database's planner has statistics of the seeded conversions, whether or not it gathers them on its own", async () => {
+    const database = openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, poolSize: 1 });
+    try {
+      // The rows the statistics counted: PostgreSQL's estimate of the table, SQLite's first number of an index's statistics.
+      const counted =
+        engine === 'postgres'
+          ? await sql<{ rows: number }>`select reltuples as rows from pg_class where relname = 'conversions'`.execute(database.db)
+          : await sql<{ rows: string }>`select stat as rows from conv.sqlite_stat1 where tbl = 'conversions' limit 1`.execute(database.db);
+      assert.equal(Number.parseInt(String(counted.rows[0]?.rows), 10), 200);
+    } finally {
+      await database.close();
+    }
+  });
+
   test('the seeded account has 5 assets with their bytes where the service reads them (S3 when configured), in folders', async () => {
     const key = lastLine(succeeded(await cli(store, ['keys', 'create', '--account', 'shop'])).stdout);
     if (s3) {

@@ -14,10 +14,10 @@ const CONVERSION_WRITES_LOCK = 0x61636473;
 // The SQLSTATE of a statement cancelled, here by statement_timeout.
 const QUERY_CANCELED = '57014';
 
-/** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
 /** Text as text: pg would decode a bytea from hex (Database.textAsBytes). */
 export const postgresTextAsBytes: Database['textAsBytes'] = (text) => text;
 
+/** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
 export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
   const pool = new pg.Pool({
     connectionString,

@@ -11,10 +11,10 @@ const SQLITE_CACHE_KIB = 8 * 1024;
 // Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
 const SQLITE_READERS = 2;
 
-/** The embedded default: SQLite files in DATA_DIR, every statement on a worker thread. */
 /** Text as a BLOB: its UTF-8 bytes as they are stored (Database.textAsBytes). */
 export const sqliteTextAsBytes: Database['textAsBytes'] = (text) => sql<Uint8Array>`CAST(${text} AS BLOB)`;
 
+/** The embedded default: SQLite files in DATA_DIR, every statement on a worker thread. */
 export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const driver = new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
