@@ -1,5 +1,6 @@
 import http from 'node:http';
 import compress from '@fastify/compress';
+import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -18,6 +19,7 @@ import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { answerClientError } from './http/client-error.js';
 import { closeAfterAnswer } from './http/close-after-answer.js';
+import { apiCors } from './http/cors.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { answerFrameworkError, ignoreUnknownExpectations, refuseWithoutHost } from './http/framework-errors.js';
 import { Metrics, operationsRoutes } from './http/operations.js';
@@ -135,6 +137,7 @@ export async function buildApp({
   const onRejected = () => metrics.rateLimitRejections.inc();
   const rateLimitShared = { ipv6PrefixLength: config.rateLimitIpv6Prefix, redis, onRejected };
   await app.register(publicAssetRoutes, {
+    prefix: '/public',
     assets,
     blobs,
     rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },
@@ -148,6 +151,8 @@ export async function buildApp({
 
   await app.register(
     async (api) => {
+      // Before the limit and the key: a browser's preflight carries neither, and is answered here.
+      if (config.corsOrigins.length > 0) await api.register(cors, apiCors(config.corsOrigins));
       await registerRateLimit(api, { ...config.rateLimit, ...rateLimitShared, redisNamespace });
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(notFoundHandler);

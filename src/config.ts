@@ -30,6 +30,12 @@ export interface Config {
    * undefined means where the service listens, `http://HOST:PORT`.
    */
   publicUrl: string | undefined;
+  /**
+   * Web origins (`https://shop.example.com`) whose pages may call the API from a browser, or
+   * `['*']` for any; empty keeps the API to programs and same-origin pages. Public asset URLs
+   * are readable from any origin whatever this says.
+   */
+  corsOrigins: string[];
   /** Proxies allowed to set X-Forwarded-For (IPs or CIDR ranges); undefined trusts none. */
   trustProxy: string[] | undefined;
   maxUploadBytes: number;
@@ -92,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     rateLimitIpv6Prefix: integerVar('RATE_LIMIT_IPV6_PREFIX', read('RATE_LIMIT_IPV6_PREFIX'), 64, 32, 128),
     publicUrl: publicUrlVar(read('PUBLIC_URL')),
+    corsOrigins: corsOriginsVar(read('CORS_ORIGINS')),
     trustProxy: trustProxyVar(read('TRUST_PROXY')),
     maxUploadBytes: integerVar('MAX_UPLOAD_BYTES', read('MAX_UPLOAD_BYTES'), 104_857_600, 1, Number.MAX_SAFE_INTEGER),
     // Ten minutes lets a 1 GiB upload arrive at under 2 MB/s; half a minute of silence is not a slow client but a gone or hostile one.
@@ -145,6 +152,34 @@ function publicUrlVar(raw: string | undefined): string | undefined {
   if (raw.includes('?') || raw.includes('#')) throw new ConfigError('PUBLIC_URL', 'must not have a query or a fragment (nothing from ? or #)');
   if (url.username !== '' || url.password !== '') throw new ConfigError('PUBLIC_URL', 'must not hold a user name or password');
   return url.origin + url.pathname.replace(/\/+$/, '');
+}
+
+/** CORS_ORIGINS: `*` alone, or comma-separated origins, each a scheme, host and optional port. */
+function corsOriginsVar(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.includes('*')) {
+    if (entries.length > 1) throw new ConfigError('CORS_ORIGINS', 'must be * alone or a list of origins, not both');
+    return entries;
+  }
+  return entries.map((entry) => {
+    const problem = `must list origins such as https://shop.example.com (a scheme, a host and an optional port; no path), and "${entry}" is not one`;
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new ConfigError('CORS_ORIGINS', problem);
+    }
+    // A browser sends its page's origin alone, so an entry with more (a path, even a trailing
+    // slash) would never match; the host's case and a default port are normalised away.
+    const scheme = `${url.protocol}//`;
+    const onlyOrigin = entry.toLowerCase().startsWith(scheme) && !/[/?#@\\]/.test(entry.slice(scheme.length));
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !onlyOrigin) throw new ConfigError('CORS_ORIGINS', problem);
+    return url.origin;
+  });
 }
 
 function trustProxyVar(raw: string | undefined): string[] | undefined {

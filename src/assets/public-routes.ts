@@ -1,5 +1,7 @@
+import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
+import { PUBLIC_CORS } from '../http/cors.js';
 import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -10,9 +12,9 @@ export const PUBLIC_PATH_PREFIX = '/public/';
 export const NO_SUCH_PUBLIC_ASSET = 'there is no such public asset';
 
 /**
- * Public delivery: `/public/<account handle>/<asset public id>`, no key, outside
- * the API's rate limit but under a generous ceiling of its own per client address, counted
- * apart. Both segments are checked against their exact shape and looked up in the database;
+ * Public delivery: `/public/<account handle>/<asset public id>`, no key, readable from any
+ * origin, outside the API's rate limit but under a generous ceiling of its own per client
+ * address, counted apart. Both segments are checked against their exact shape and looked up in the database;
  * nothing from the URL ever reaches a file path, so nothing but the account's own local assets
  * can be served. docs/api.md, "Downloads and public delivery", has the rules a user sees.
  */
@@ -32,10 +34,13 @@ export interface PublicAssetRouteOptions {
   rateLimit: RateLimitOptions;
 }
 
+/** Registered under the prefix `/public`, which keeps its preflight route to public URLs. */
 export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs, rateLimit }: PublicAssetRouteOptions) {
+  // First, so that a preflight is answered before it counts against the limit.
+  await app.register(cors, PUBLIC_CORS);
   // Caches keep these answers and show them to everyone: one client's count stays out of them.
   await registerRateLimit(app, { ...rateLimit, headersOnEveryAnswer: false });
-  app.get<PublicPath>(`${PUBLIC_PATH_PREFIX}:handle/:publicId`, { schema: { hide: true } }, async (request, reply) => {
+  app.get<PublicPath>('/:handle/:publicId', { schema: { hide: true } }, async (request, reply) => {
     const { handle, publicId } = request.params;
     const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
     if (!row) throw notFound(NO_SUCH_PUBLIC_ASSET);

@@ -18,6 +18,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.rateLimitIpv6Prefix, 64);
     assert.equal(config.publicUrl, undefined);
     assert.equal(config.trustProxy, undefined);
+    assert.deepEqual(config.corsOrigins, [], 'no other origin calls the API from a browser unless configured');
     assert.equal(config.maxUploadBytes, 104_857_600);
     assert.equal(config.requestTimeoutMs, 600_000);
     assert.equal(config.idleTimeoutMs, 30_000);
@@ -40,6 +41,7 @@ describe('configuration from the environment', () => {
       RATE_LIMIT_IPV6_PREFIX: '48',
       PUBLIC_URL: 'https://Assets.Example.com/acds/',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+      CORS_ORIGINS: 'https://Shop.Example.com, http://localhost:5173,https://pay.example.com:443',
       MAX_UPLOAD_BYTES: '1024',
       REQUEST_TIMEOUT_MS: '1200000',
       IDLE_TIMEOUT_MS: '5000',
@@ -64,6 +66,7 @@ describe('configuration from the environment', () => {
     assert.equal(config.rateLimitIpv6Prefix, 48);
     assert.equal(config.publicUrl, 'https://assets.example.com/acds', 'as the URL standard writes it, without the trailing slash');
     assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
+    assert.deepEqual(config.corsOrigins, ['https://shop.example.com', 'http://localhost:5173', 'https://pay.example.com'], 'as browsers send them');
     assert.equal(config.maxUploadBytes, 1024);
     assert.equal(config.requestTimeoutMs, 1_200_000);
     assert.equal(config.idleTimeoutMs, 5000);
@@ -94,6 +97,17 @@ describe('configuration from the environment', () => {
     }
   });
 
+  test('CORS_ORIGINS is * alone, or origins kept as browsers send them', () => {
+    for (const [raw, kept] of [
+      ['*', ['*']],
+      ['http://[::1]:8080', ['http://[::1]:8080']],
+      ['https://bücher.example', ['https://xn--bcher-kva.example']],
+      [' https://a.example , , https://b.example ', ['https://a.example', 'https://b.example']],
+    ] as const) {
+      assert.deepEqual(loadConfig({ CORS_ORIGINS: raw }).corsOrigins, kept, raw);
+    }
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -112,6 +126,13 @@ describe('configuration from the environment', () => {
     [{ PUBLIC_URL: 'https://assets.example.com/#top' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'https://user:secret@assets.example.com' }, 'PUBLIC_URL'],
     [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY'],
+    [{ CORS_ORIGINS: 'shop.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://shop.example.com/' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://shop.example.com/checkout' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://shop.example.com?x' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://user@shop.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'ftp://shop.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: '*, https://shop.example.com' }, 'CORS_ORIGINS'],
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '0' }, 'MAX_UPLOAD_BYTES'],
     [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],

@@ -1,0 +1,47 @@
+import type { FastifyCorsOptions } from '@fastify/cors';
+
+/**
+ * Which browsers' pages may read the service's answers from another origin. The API is called
+ * with a key in a header, never a cookie, so it shares no credentials: what CORS guards here is
+ * only which pages may use a key they hold.
+ */
+
+/** Headers of API answers that a page on another origin may read, past the ones browsers always show. */
+const API_EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Link',
+  'ETag',
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Content-Disposition',
+  'Content-Range',
+  'Accept-Ranges',
+];
+
+/** How long a browser may keep a preflight's answer before asking again, in seconds. */
+const PREFLIGHT_MAX_AGE_S = 600;
+
+/** The API: the origins an operator lists in CORS_ORIGINS (`*` for any), every method it answers. */
+export function apiCors(origins: string[]): FastifyCorsOptions {
+  return {
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['X-API-Key', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'If-Modified-Since', 'Range', 'If-Range'],
+    exposedHeaders: API_EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_S,
+  };
+}
+
+/**
+ * Public asset URLs, readable from any origin: a page's script may fetch a stored text, a font
+ * or a JSON file, or draw an image on a canvas, wherever the page is served from.
+ */
+export const PUBLIC_CORS: FastifyCorsOptions = {
+  origin: '*',
+  methods: ['GET', 'HEAD'],
+  allowedHeaders: ['Range', 'If-None-Match', 'If-Modified-Since', 'If-Range'],
+  exposedHeaders: ['ETag', 'Content-Range', 'Accept-Ranges'],
+  maxAge: PREFLIGHT_MAX_AGE_S,
+};
