@@ -88,6 +88,59 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *   "id": 2,
+     *   "created_at": "2026-03-01T09:19:30Z",
+     *   "cart_integration": "clickbank",
+     *   "receipt": "CB-1002",
+     *   "original_receipt": "CB-1001",
+     *   "amount": 117,
+     *   "tax_amount": 0,
+     *   "shipping_amount": 0,
+     *   "products": [
+     *     {
+     *       "sku": "KETO-3",
+     *       "price": 117,
+     *       "qty": 1
+     *     }
+     *   ],
+     *   "email": "ada@example.com",
+     *   "user_id": "u1",
+     *   "page_id": 1002,
+     *   "page_version": "a",
+     *   "upsell_flow_id": "flow-1",
+     *   "upsell_session": "s-1",
+     *   "upsell_path": "1001>1002",
+     *   "upsell_group": "upsell",
+     *   "upsell_step": 1,
+     *   "country": "US",
+     *   "mobile": true,
+     *   "affiliate": "aff_alpha",
+     *   "vendor": "acme",
+     *   "role": "upsell",
+     *   "tracking_codes": [
+     *     "tc-facebook"
+     *   ],
+     *   "referrer": "https://www.facebook.com/",
+     *   "referrer_name": "Facebook",
+     *   "referrer_medium": "social",
+     *   "joint_venture_order": null,
+     *   "currency": "USD",
+     *   "hostname": "shop.example.com",
+     *   "utm_source": "facebook",
+     *   "utm_medium": "cpc",
+     *   "utm_campaign": "spring-sale",
+     *   "utm_content": "ad-1",
+     *   "first_name": "Ada",
+     *   "last_name": "Lovelace",
+     *   "zip_code": "10001",
+     *   "payment_method": "creditcard",
+     *   "affiliate_payouts": [
+     *     58.5
+     *   ]
+     * }
+     */
     ConversionEntry: {
       id: number;
       /**
@@ -149,6 +202,23 @@ export interface components {
       payment_method: ("creditcard" | "paypal") | null;
       affiliate_payouts: number[];
     };
+    /**
+     * @example {
+     *   "id": 31,
+     *   "received_at": "2026-11-22T11:59:51Z",
+     *   "occurred_at": "2026-11-22T11:59:48Z",
+     *   "cart": "digistore",
+     *   "event": "sale",
+     *   "cart_event": "on_payment",
+     *   "receipt": "DS-7K2M9Q",
+     *   "original_receipt": null,
+     *   "test": false,
+     *   "status": "converted",
+     *   "problem": null,
+     *   "conversion_id": 4087,
+     *   "payload": "event=on_payment&order_id=DS-7K2M9Q&amount=47.00&currency=USD&product_id=81234&address_country=US"
+     * }
+     */
     CartEventEntry: {
       id: number;
       /**
@@ -179,6 +249,28 @@ export interface components {
       /** @description The notification as received (ClickBank: decrypted), as text */
       payload: string;
     };
+    /**
+     * @example {
+     *   "id": 12,
+     *   "created_at": "2026-11-20T14:03:11Z",
+     *   "updated_at": "2026-11-21T09:45:02Z",
+     *   "name": "hero.png",
+     *   "folder": "landing/v2",
+     *   "image": true,
+     *   "video": false,
+     *   "script": false,
+     *   "style": false,
+     *   "text": false,
+     *   "width": 1200,
+     *   "height": 630,
+     *   "url": null,
+     *   "async": false,
+     *   "defer": false,
+     *   "size": 84213,
+     *   "content_type": "image/png",
+     *   "public_url": "https://acds.example.com/public/3f9c2a71d04be815/5b0e9d2c7a41f8863e10c4d2"
+     * }
+     */
     AssetEntry: {
       id: number;
       /**
@@ -268,6 +360,18 @@ export interface components {
     };
     /** @description The service failed; the message is generic and the log has the details under the request id */
     InternalError: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": string;
+      };
+    };
+    /** @description The database did not answer in time (STATEMENT_TIMEOUT_MS) or was busy with another write; nothing was changed, so the request may be sent again */
+    Unavailable: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -479,273 +583,656 @@ export interface operations {
       query?: {
         /** @description Page number, from 1; default 1 */
         page?: number;
-        /** @description id equal to this */
+        /**
+         * @description id equal to this
+         * @example 2
+         */
         id?: number;
-        /** @description id above this */
+        /**
+         * @description id above this
+         * @example 2
+         */
         "id.gt"?: number;
-        /** @description id at least this */
+        /**
+         * @description id at least this
+         * @example 2
+         */
         "id.gte"?: number;
-        /** @description id below this */
+        /**
+         * @description id below this
+         * @example 2
+         */
         "id.lt"?: number;
-        /** @description id at most this */
+        /**
+         * @description id at most this
+         * @example 2
+         */
         "id.lte"?: number;
         /** @description id from the first to the second, both included; comma-separated */
         "id.between"?: number[];
-        /** @description id equal to one of these; comma-separated */
+        /**
+         * @description id equal to one of these; comma-separated
+         * @example [
+         *   2
+         * ]
+         */
         "id.in"?: number[];
-        /** @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         created_at?: string;
-        /** @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gt"?: string;
-        /** @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gte"?: string;
-        /** @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lt"?: string;
-        /** @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lte"?: string;
         /** @description created_at from the first to the second, both included; comma-separated */
         "created_at.between"?: string[];
-        /** @description created_at equal to one of these; comma-separated */
+        /**
+         * @description created_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-03-01T09:19:30Z"
+         * ]
+         */
         "created_at.in"?: string[];
-        /** @description cart_integration equal to this */
+        /**
+         * @description cart_integration equal to this
+         * @example clickbank
+         */
         cart_integration?: string;
-        /** @description cart_integration above this */
+        /**
+         * @description cart_integration above this
+         * @example clickbank
+         */
         "cart_integration.gt"?: string;
-        /** @description cart_integration at least this */
+        /**
+         * @description cart_integration at least this
+         * @example clickbank
+         */
         "cart_integration.gte"?: string;
-        /** @description cart_integration below this */
+        /**
+         * @description cart_integration below this
+         * @example clickbank
+         */
         "cart_integration.lt"?: string;
-        /** @description cart_integration at most this */
+        /**
+         * @description cart_integration at most this
+         * @example clickbank
+         */
         "cart_integration.lte"?: string;
         /** @description cart_integration from the first to the second, both included; comma-separated */
         "cart_integration.between"?: string[];
-        /** @description cart_integration equal to one of these; comma-separated */
+        /**
+         * @description cart_integration equal to one of these; comma-separated
+         * @example [
+         *   "clickbank"
+         * ]
+         */
         "cart_integration.in"?: string[];
-        /** @description receipt equal to this */
+        /**
+         * @description receipt equal to this
+         * @example CB-1002
+         */
         receipt?: string;
-        /** @description receipt above this */
+        /**
+         * @description receipt above this
+         * @example CB-1002
+         */
         "receipt.gt"?: string;
-        /** @description receipt at least this */
+        /**
+         * @description receipt at least this
+         * @example CB-1002
+         */
         "receipt.gte"?: string;
-        /** @description receipt below this */
+        /**
+         * @description receipt below this
+         * @example CB-1002
+         */
         "receipt.lt"?: string;
-        /** @description receipt at most this */
+        /**
+         * @description receipt at most this
+         * @example CB-1002
+         */
         "receipt.lte"?: string;
         /** @description receipt from the first to the second, both included; comma-separated */
         "receipt.between"?: string[];
-        /** @description receipt equal to one of these; comma-separated */
+        /**
+         * @description receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1002"
+         * ]
+         */
         "receipt.in"?: string[];
-        /** @description original_receipt equal to this */
+        /**
+         * @description original_receipt equal to this
+         * @example CB-1001
+         */
         original_receipt?: string;
-        /** @description original_receipt above this */
+        /**
+         * @description original_receipt above this
+         * @example CB-1001
+         */
         "original_receipt.gt"?: string;
-        /** @description original_receipt at least this */
+        /**
+         * @description original_receipt at least this
+         * @example CB-1001
+         */
         "original_receipt.gte"?: string;
-        /** @description original_receipt below this */
+        /**
+         * @description original_receipt below this
+         * @example CB-1001
+         */
         "original_receipt.lt"?: string;
-        /** @description original_receipt at most this */
+        /**
+         * @description original_receipt at most this
+         * @example CB-1001
+         */
         "original_receipt.lte"?: string;
         /** @description original_receipt from the first to the second, both included; comma-separated */
         "original_receipt.between"?: string[];
-        /** @description original_receipt equal to one of these; comma-separated */
+        /**
+         * @description original_receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1001"
+         * ]
+         */
         "original_receipt.in"?: string[];
-        /** @description amount equal to this */
+        /**
+         * @description amount equal to this
+         * @example 117
+         */
         amount?: number;
-        /** @description amount above this */
+        /**
+         * @description amount above this
+         * @example 117
+         */
         "amount.gt"?: number;
-        /** @description amount at least this */
+        /**
+         * @description amount at least this
+         * @example 117
+         */
         "amount.gte"?: number;
-        /** @description amount below this */
+        /**
+         * @description amount below this
+         * @example 117
+         */
         "amount.lt"?: number;
-        /** @description amount at most this */
+        /**
+         * @description amount at most this
+         * @example 117
+         */
         "amount.lte"?: number;
         /** @description amount from the first to the second, both included; comma-separated */
         "amount.between"?: number[];
-        /** @description amount equal to one of these; comma-separated */
+        /**
+         * @description amount equal to one of these; comma-separated
+         * @example [
+         *   117
+         * ]
+         */
         "amount.in"?: number[];
-        /** @description tax_amount equal to this */
+        /**
+         * @description tax_amount equal to this
+         * @example 0
+         */
         tax_amount?: number;
-        /** @description tax_amount above this */
+        /**
+         * @description tax_amount above this
+         * @example 0
+         */
         "tax_amount.gt"?: number;
-        /** @description tax_amount at least this */
+        /**
+         * @description tax_amount at least this
+         * @example 0
+         */
         "tax_amount.gte"?: number;
-        /** @description tax_amount below this */
+        /**
+         * @description tax_amount below this
+         * @example 0
+         */
         "tax_amount.lt"?: number;
-        /** @description tax_amount at most this */
+        /**
+         * @description tax_amount at most this
+         * @example 0
+         */
         "tax_amount.lte"?: number;
         /** @description tax_amount from the first to the second, both included; comma-separated */
         "tax_amount.between"?: number[];
-        /** @description tax_amount equal to one of these; comma-separated */
+        /**
+         * @description tax_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "tax_amount.in"?: number[];
-        /** @description shipping_amount equal to this */
+        /**
+         * @description shipping_amount equal to this
+         * @example 0
+         */
         shipping_amount?: number;
-        /** @description shipping_amount above this */
+        /**
+         * @description shipping_amount above this
+         * @example 0
+         */
         "shipping_amount.gt"?: number;
-        /** @description shipping_amount at least this */
+        /**
+         * @description shipping_amount at least this
+         * @example 0
+         */
         "shipping_amount.gte"?: number;
-        /** @description shipping_amount below this */
+        /**
+         * @description shipping_amount below this
+         * @example 0
+         */
         "shipping_amount.lt"?: number;
-        /** @description shipping_amount at most this */
+        /**
+         * @description shipping_amount at most this
+         * @example 0
+         */
         "shipping_amount.lte"?: number;
         /** @description shipping_amount from the first to the second, both included; comma-separated */
         "shipping_amount.between"?: number[];
-        /** @description shipping_amount equal to one of these; comma-separated */
+        /**
+         * @description shipping_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "shipping_amount.in"?: number[];
-        /** @description user_id equal to this */
+        /**
+         * @description user_id equal to this
+         * @example u1
+         */
         user_id?: string;
-        /** @description user_id above this */
+        /**
+         * @description user_id above this
+         * @example u1
+         */
         "user_id.gt"?: string;
-        /** @description user_id at least this */
+        /**
+         * @description user_id at least this
+         * @example u1
+         */
         "user_id.gte"?: string;
-        /** @description user_id below this */
+        /**
+         * @description user_id below this
+         * @example u1
+         */
         "user_id.lt"?: string;
-        /** @description user_id at most this */
+        /**
+         * @description user_id at most this
+         * @example u1
+         */
         "user_id.lte"?: string;
         /** @description user_id from the first to the second, both included; comma-separated */
         "user_id.between"?: string[];
-        /** @description user_id equal to one of these; comma-separated */
+        /**
+         * @description user_id equal to one of these; comma-separated
+         * @example [
+         *   "u1"
+         * ]
+         */
         "user_id.in"?: string[];
-        /** @description page_id equal to this */
+        /**
+         * @description page_id equal to this
+         * @example 1002
+         */
         page_id?: number;
-        /** @description page_id above this */
+        /**
+         * @description page_id above this
+         * @example 1002
+         */
         "page_id.gt"?: number;
-        /** @description page_id at least this */
+        /**
+         * @description page_id at least this
+         * @example 1002
+         */
         "page_id.gte"?: number;
-        /** @description page_id below this */
+        /**
+         * @description page_id below this
+         * @example 1002
+         */
         "page_id.lt"?: number;
-        /** @description page_id at most this */
+        /**
+         * @description page_id at most this
+         * @example 1002
+         */
         "page_id.lte"?: number;
         /** @description page_id from the first to the second, both included; comma-separated */
         "page_id.between"?: number[];
-        /** @description page_id equal to one of these; comma-separated */
+        /**
+         * @description page_id equal to one of these; comma-separated
+         * @example [
+         *   1002
+         * ]
+         */
         "page_id.in"?: number[];
-        /** @description page_version equal to this */
+        /**
+         * @description page_version equal to this
+         * @example a
+         */
         page_version?: string;
-        /** @description page_version above this */
+        /**
+         * @description page_version above this
+         * @example a
+         */
         "page_version.gt"?: string;
-        /** @description page_version at least this */
+        /**
+         * @description page_version at least this
+         * @example a
+         */
         "page_version.gte"?: string;
-        /** @description page_version below this */
+        /**
+         * @description page_version below this
+         * @example a
+         */
         "page_version.lt"?: string;
-        /** @description page_version at most this */
+        /**
+         * @description page_version at most this
+         * @example a
+         */
         "page_version.lte"?: string;
         /** @description page_version from the first to the second, both included; comma-separated */
         "page_version.between"?: string[];
-        /** @description page_version equal to one of these; comma-separated */
+        /**
+         * @description page_version equal to one of these; comma-separated
+         * @example [
+         *   "a"
+         * ]
+         */
         "page_version.in"?: string[];
-        /** @description upsell_path equal to this */
+        /**
+         * @description upsell_path equal to this
+         * @example 1001>1002
+         */
         upsell_path?: string;
-        /** @description upsell_path above this */
+        /**
+         * @description upsell_path above this
+         * @example 1001>1002
+         */
         "upsell_path.gt"?: string;
-        /** @description upsell_path at least this */
+        /**
+         * @description upsell_path at least this
+         * @example 1001>1002
+         */
         "upsell_path.gte"?: string;
-        /** @description upsell_path below this */
+        /**
+         * @description upsell_path below this
+         * @example 1001>1002
+         */
         "upsell_path.lt"?: string;
-        /** @description upsell_path at most this */
+        /**
+         * @description upsell_path at most this
+         * @example 1001>1002
+         */
         "upsell_path.lte"?: string;
         /** @description upsell_path from the first to the second, both included; comma-separated */
         "upsell_path.between"?: string[];
-        /** @description upsell_path equal to one of these; comma-separated */
+        /**
+         * @description upsell_path equal to one of these; comma-separated
+         * @example [
+         *   "1001>1002"
+         * ]
+         */
         "upsell_path.in"?: string[];
-        /** @description upsell_step equal to this */
+        /**
+         * @description upsell_step equal to this
+         * @example 1
+         */
         upsell_step?: number;
-        /** @description upsell_step above this */
+        /**
+         * @description upsell_step above this
+         * @example 1
+         */
         "upsell_step.gt"?: number;
-        /** @description upsell_step at least this */
+        /**
+         * @description upsell_step at least this
+         * @example 1
+         */
         "upsell_step.gte"?: number;
-        /** @description upsell_step below this */
+        /**
+         * @description upsell_step below this
+         * @example 1
+         */
         "upsell_step.lt"?: number;
-        /** @description upsell_step at most this */
+        /**
+         * @description upsell_step at most this
+         * @example 1
+         */
         "upsell_step.lte"?: number;
         /** @description upsell_step from the first to the second, both included; comma-separated */
         "upsell_step.between"?: number[];
-        /** @description upsell_step equal to one of these; comma-separated */
+        /**
+         * @description upsell_step equal to one of these; comma-separated
+         * @example [
+         *   1
+         * ]
+         */
         "upsell_step.in"?: number[];
-        /** @description country equal to this */
+        /**
+         * @description country equal to this
+         * @example US
+         */
         country?: string;
-        /** @description country above this */
+        /**
+         * @description country above this
+         * @example US
+         */
         "country.gt"?: string;
-        /** @description country at least this */
+        /**
+         * @description country at least this
+         * @example US
+         */
         "country.gte"?: string;
-        /** @description country below this */
+        /**
+         * @description country below this
+         * @example US
+         */
         "country.lt"?: string;
-        /** @description country at most this */
+        /**
+         * @description country at most this
+         * @example US
+         */
         "country.lte"?: string;
         /** @description country from the first to the second, both included; comma-separated */
         "country.between"?: string[];
-        /** @description country equal to one of these; comma-separated */
+        /**
+         * @description country equal to one of these; comma-separated
+         * @example [
+         *   "US"
+         * ]
+         */
         "country.in"?: string[];
-        /** @description mobile equal to this */
+        /**
+         * @description mobile equal to this
+         * @example true
+         */
         mobile?: "t" | "f" | "true" | "false";
-        /** @description affiliate equal to this */
+        /**
+         * @description affiliate equal to this
+         * @example aff_alpha
+         */
         affiliate?: string;
-        /** @description affiliate above this */
+        /**
+         * @description affiliate above this
+         * @example aff_alpha
+         */
         "affiliate.gt"?: string;
-        /** @description affiliate at least this */
+        /**
+         * @description affiliate at least this
+         * @example aff_alpha
+         */
         "affiliate.gte"?: string;
-        /** @description affiliate below this */
+        /**
+         * @description affiliate below this
+         * @example aff_alpha
+         */
         "affiliate.lt"?: string;
-        /** @description affiliate at most this */
+        /**
+         * @description affiliate at most this
+         * @example aff_alpha
+         */
         "affiliate.lte"?: string;
         /** @description affiliate from the first to the second, both included; comma-separated */
         "affiliate.between"?: string[];
-        /** @description affiliate equal to one of these; comma-separated */
+        /**
+         * @description affiliate equal to one of these; comma-separated
+         * @example [
+         *   "aff_alpha"
+         * ]
+         */
         "affiliate.in"?: string[];
-        /** @description vendor equal to this */
+        /**
+         * @description vendor equal to this
+         * @example acme
+         */
         vendor?: string;
-        /** @description vendor above this */
+        /**
+         * @description vendor above this
+         * @example acme
+         */
         "vendor.gt"?: string;
-        /** @description vendor at least this */
+        /**
+         * @description vendor at least this
+         * @example acme
+         */
         "vendor.gte"?: string;
-        /** @description vendor below this */
+        /**
+         * @description vendor below this
+         * @example acme
+         */
         "vendor.lt"?: string;
-        /** @description vendor at most this */
+        /**
+         * @description vendor at most this
+         * @example acme
+         */
         "vendor.lte"?: string;
         /** @description vendor from the first to the second, both included; comma-separated */
         "vendor.between"?: string[];
-        /** @description vendor equal to one of these; comma-separated */
+        /**
+         * @description vendor equal to one of these; comma-separated
+         * @example [
+         *   "acme"
+         * ]
+         */
         "vendor.in"?: string[];
-        /** @description tracking_codes equal to this (one of its elements) */
+        /**
+         * @description tracking_codes equal to this (one of its elements)
+         * @example tc-facebook
+         */
         tracking_codes?: string;
-        /** @description tracking_codes above this */
+        /**
+         * @description tracking_codes above this
+         * @example tc-facebook
+         */
         "tracking_codes.gt"?: string;
-        /** @description tracking_codes at least this */
+        /**
+         * @description tracking_codes at least this
+         * @example tc-facebook
+         */
         "tracking_codes.gte"?: string;
-        /** @description tracking_codes below this */
+        /**
+         * @description tracking_codes below this
+         * @example tc-facebook
+         */
         "tracking_codes.lt"?: string;
-        /** @description tracking_codes at most this */
+        /**
+         * @description tracking_codes at most this
+         * @example tc-facebook
+         */
         "tracking_codes.lte"?: string;
         /** @description tracking_codes from the first to the second, both included; comma-separated */
         "tracking_codes.between"?: string[];
-        /** @description tracking_codes equal to one of these; comma-separated */
+        /**
+         * @description tracking_codes equal to one of these; comma-separated
+         * @example [
+         *   "tc-facebook"
+         * ]
+         */
         "tracking_codes.in"?: string[];
-        /** @description referrer_name equal to this */
+        /**
+         * @description referrer_name equal to this
+         * @example Facebook
+         */
         referrer_name?: string;
-        /** @description referrer_name above this */
+        /**
+         * @description referrer_name above this
+         * @example Facebook
+         */
         "referrer_name.gt"?: string;
-        /** @description referrer_name at least this */
+        /**
+         * @description referrer_name at least this
+         * @example Facebook
+         */
         "referrer_name.gte"?: string;
-        /** @description referrer_name below this */
+        /**
+         * @description referrer_name below this
+         * @example Facebook
+         */
         "referrer_name.lt"?: string;
-        /** @description referrer_name at most this */
+        /**
+         * @description referrer_name at most this
+         * @example Facebook
+         */
         "referrer_name.lte"?: string;
         /** @description referrer_name from the first to the second, both included; comma-separated */
         "referrer_name.between"?: string[];
-        /** @description referrer_name equal to one of these; comma-separated */
+        /**
+         * @description referrer_name equal to one of these; comma-separated
+         * @example [
+         *   "Facebook"
+         * ]
+         */
         "referrer_name.in"?: string[];
-        /** @description referrer_medium equal to this */
+        /**
+         * @description referrer_medium equal to this
+         * @example social
+         */
         referrer_medium?: string;
-        /** @description referrer_medium above this */
+        /**
+         * @description referrer_medium above this
+         * @example social
+         */
         "referrer_medium.gt"?: string;
-        /** @description referrer_medium at least this */
+        /**
+         * @description referrer_medium at least this
+         * @example social
+         */
         "referrer_medium.gte"?: string;
-        /** @description referrer_medium below this */
+        /**
+         * @description referrer_medium below this
+         * @example social
+         */
         "referrer_medium.lt"?: string;
-        /** @description referrer_medium at most this */
+        /**
+         * @description referrer_medium at most this
+         * @example social
+         */
         "referrer_medium.lte"?: string;
         /** @description referrer_medium from the first to the second, both included; comma-separated */
         "referrer_medium.between"?: string[];
-        /** @description referrer_medium equal to one of these; comma-separated */
+        /**
+         * @description referrer_medium equal to one of these; comma-separated
+         * @example [
+         *   "social"
+         * ]
+         */
         "referrer_medium.in"?: string[];
         /** @description joint_venture_order equal to this */
         joint_venture_order?: string;
@@ -761,145 +1248,345 @@ export interface operations {
         "joint_venture_order.between"?: string[];
         /** @description joint_venture_order equal to one of these; comma-separated */
         "joint_venture_order.in"?: string[];
-        /** @description currency equal to this */
+        /**
+         * @description currency equal to this
+         * @example USD
+         */
         currency?: string;
-        /** @description currency above this */
+        /**
+         * @description currency above this
+         * @example USD
+         */
         "currency.gt"?: string;
-        /** @description currency at least this */
+        /**
+         * @description currency at least this
+         * @example USD
+         */
         "currency.gte"?: string;
-        /** @description currency below this */
+        /**
+         * @description currency below this
+         * @example USD
+         */
         "currency.lt"?: string;
-        /** @description currency at most this */
+        /**
+         * @description currency at most this
+         * @example USD
+         */
         "currency.lte"?: string;
         /** @description currency from the first to the second, both included; comma-separated */
         "currency.between"?: string[];
-        /** @description currency equal to one of these; comma-separated */
+        /**
+         * @description currency equal to one of these; comma-separated
+         * @example [
+         *   "USD"
+         * ]
+         */
         "currency.in"?: string[];
-        /** @description hostname equal to this */
+        /**
+         * @description hostname equal to this
+         * @example shop.example.com
+         */
         hostname?: string;
-        /** @description hostname above this */
+        /**
+         * @description hostname above this
+         * @example shop.example.com
+         */
         "hostname.gt"?: string;
-        /** @description hostname at least this */
+        /**
+         * @description hostname at least this
+         * @example shop.example.com
+         */
         "hostname.gte"?: string;
-        /** @description hostname below this */
+        /**
+         * @description hostname below this
+         * @example shop.example.com
+         */
         "hostname.lt"?: string;
-        /** @description hostname at most this */
+        /**
+         * @description hostname at most this
+         * @example shop.example.com
+         */
         "hostname.lte"?: string;
         /** @description hostname from the first to the second, both included; comma-separated */
         "hostname.between"?: string[];
-        /** @description hostname equal to one of these; comma-separated */
+        /**
+         * @description hostname equal to one of these; comma-separated
+         * @example [
+         *   "shop.example.com"
+         * ]
+         */
         "hostname.in"?: string[];
-        /** @description utm_source equal to this */
+        /**
+         * @description utm_source equal to this
+         * @example facebook
+         */
         utm_source?: string;
-        /** @description utm_source above this */
+        /**
+         * @description utm_source above this
+         * @example facebook
+         */
         "utm_source.gt"?: string;
-        /** @description utm_source at least this */
+        /**
+         * @description utm_source at least this
+         * @example facebook
+         */
         "utm_source.gte"?: string;
-        /** @description utm_source below this */
+        /**
+         * @description utm_source below this
+         * @example facebook
+         */
         "utm_source.lt"?: string;
-        /** @description utm_source at most this */
+        /**
+         * @description utm_source at most this
+         * @example facebook
+         */
         "utm_source.lte"?: string;
         /** @description utm_source from the first to the second, both included; comma-separated */
         "utm_source.between"?: string[];
-        /** @description utm_source equal to one of these; comma-separated */
+        /**
+         * @description utm_source equal to one of these; comma-separated
+         * @example [
+         *   "facebook"
+         * ]
+         */
         "utm_source.in"?: string[];
-        /** @description utm_medium equal to this */
+        /**
+         * @description utm_medium equal to this
+         * @example cpc
+         */
         utm_medium?: string;
-        /** @description utm_medium above this */
+        /**
+         * @description utm_medium above this
+         * @example cpc
+         */
         "utm_medium.gt"?: string;
-        /** @description utm_medium at least this */
+        /**
+         * @description utm_medium at least this
+         * @example cpc
+         */
         "utm_medium.gte"?: string;
-        /** @description utm_medium below this */
+        /**
+         * @description utm_medium below this
+         * @example cpc
+         */
         "utm_medium.lt"?: string;
-        /** @description utm_medium at most this */
+        /**
+         * @description utm_medium at most this
+         * @example cpc
+         */
         "utm_medium.lte"?: string;
         /** @description utm_medium from the first to the second, both included; comma-separated */
         "utm_medium.between"?: string[];
-        /** @description utm_medium equal to one of these; comma-separated */
+        /**
+         * @description utm_medium equal to one of these; comma-separated
+         * @example [
+         *   "cpc"
+         * ]
+         */
         "utm_medium.in"?: string[];
-        /** @description utm_campaign equal to this */
+        /**
+         * @description utm_campaign equal to this
+         * @example spring-sale
+         */
         utm_campaign?: string;
-        /** @description utm_campaign above this */
+        /**
+         * @description utm_campaign above this
+         * @example spring-sale
+         */
         "utm_campaign.gt"?: string;
-        /** @description utm_campaign at least this */
+        /**
+         * @description utm_campaign at least this
+         * @example spring-sale
+         */
         "utm_campaign.gte"?: string;
-        /** @description utm_campaign below this */
+        /**
+         * @description utm_campaign below this
+         * @example spring-sale
+         */
         "utm_campaign.lt"?: string;
-        /** @description utm_campaign at most this */
+        /**
+         * @description utm_campaign at most this
+         * @example spring-sale
+         */
         "utm_campaign.lte"?: string;
         /** @description utm_campaign from the first to the second, both included; comma-separated */
         "utm_campaign.between"?: string[];
-        /** @description utm_campaign equal to one of these; comma-separated */
+        /**
+         * @description utm_campaign equal to one of these; comma-separated
+         * @example [
+         *   "spring-sale"
+         * ]
+         */
         "utm_campaign.in"?: string[];
-        /** @description utm_content equal to this */
+        /**
+         * @description utm_content equal to this
+         * @example ad-1
+         */
         utm_content?: string;
-        /** @description utm_content above this */
+        /**
+         * @description utm_content above this
+         * @example ad-1
+         */
         "utm_content.gt"?: string;
-        /** @description utm_content at least this */
+        /**
+         * @description utm_content at least this
+         * @example ad-1
+         */
         "utm_content.gte"?: string;
-        /** @description utm_content below this */
+        /**
+         * @description utm_content below this
+         * @example ad-1
+         */
         "utm_content.lt"?: string;
-        /** @description utm_content at most this */
+        /**
+         * @description utm_content at most this
+         * @example ad-1
+         */
         "utm_content.lte"?: string;
         /** @description utm_content from the first to the second, both included; comma-separated */
         "utm_content.between"?: string[];
-        /** @description utm_content equal to one of these; comma-separated */
+        /**
+         * @description utm_content equal to one of these; comma-separated
+         * @example [
+         *   "ad-1"
+         * ]
+         */
         "utm_content.in"?: string[];
-        /** @description first_name equal to this */
+        /**
+         * @description first_name equal to this
+         * @example Ada
+         */
         first_name?: string;
-        /** @description first_name above this */
+        /**
+         * @description first_name above this
+         * @example Ada
+         */
         "first_name.gt"?: string;
-        /** @description first_name at least this */
+        /**
+         * @description first_name at least this
+         * @example Ada
+         */
         "first_name.gte"?: string;
-        /** @description first_name below this */
+        /**
+         * @description first_name below this
+         * @example Ada
+         */
         "first_name.lt"?: string;
-        /** @description first_name at most this */
+        /**
+         * @description first_name at most this
+         * @example Ada
+         */
         "first_name.lte"?: string;
         /** @description first_name from the first to the second, both included; comma-separated */
         "first_name.between"?: string[];
-        /** @description first_name equal to one of these; comma-separated */
+        /**
+         * @description first_name equal to one of these; comma-separated
+         * @example [
+         *   "Ada"
+         * ]
+         */
         "first_name.in"?: string[];
-        /** @description last_name equal to this */
+        /**
+         * @description last_name equal to this
+         * @example Lovelace
+         */
         last_name?: string;
-        /** @description last_name above this */
+        /**
+         * @description last_name above this
+         * @example Lovelace
+         */
         "last_name.gt"?: string;
-        /** @description last_name at least this */
+        /**
+         * @description last_name at least this
+         * @example Lovelace
+         */
         "last_name.gte"?: string;
-        /** @description last_name below this */
+        /**
+         * @description last_name below this
+         * @example Lovelace
+         */
         "last_name.lt"?: string;
-        /** @description last_name at most this */
+        /**
+         * @description last_name at most this
+         * @example Lovelace
+         */
         "last_name.lte"?: string;
         /** @description last_name from the first to the second, both included; comma-separated */
         "last_name.between"?: string[];
-        /** @description last_name equal to one of these; comma-separated */
+        /**
+         * @description last_name equal to one of these; comma-separated
+         * @example [
+         *   "Lovelace"
+         * ]
+         */
         "last_name.in"?: string[];
-        /** @description zip_code equal to this */
+        /**
+         * @description zip_code equal to this
+         * @example 10001
+         */
         zip_code?: string;
-        /** @description zip_code above this */
+        /**
+         * @description zip_code above this
+         * @example 10001
+         */
         "zip_code.gt"?: string;
-        /** @description zip_code at least this */
+        /**
+         * @description zip_code at least this
+         * @example 10001
+         */
         "zip_code.gte"?: string;
-        /** @description zip_code below this */
+        /**
+         * @description zip_code below this
+         * @example 10001
+         */
         "zip_code.lt"?: string;
-        /** @description zip_code at most this */
+        /**
+         * @description zip_code at most this
+         * @example 10001
+         */
         "zip_code.lte"?: string;
         /** @description zip_code from the first to the second, both included; comma-separated */
         "zip_code.between"?: string[];
-        /** @description zip_code equal to one of these; comma-separated */
+        /**
+         * @description zip_code equal to one of these; comma-separated
+         * @example [
+         *   "10001"
+         * ]
+         */
         "zip_code.in"?: string[];
-        /** @description payment_method equal to this */
+        /**
+         * @description payment_method equal to this
+         * @example creditcard
+         */
         payment_method?: string;
-        /** @description payment_method above this */
+        /**
+         * @description payment_method above this
+         * @example creditcard
+         */
         "payment_method.gt"?: string;
-        /** @description payment_method at least this */
+        /**
+         * @description payment_method at least this
+         * @example creditcard
+         */
         "payment_method.gte"?: string;
-        /** @description payment_method below this */
+        /**
+         * @description payment_method below this
+         * @example creditcard
+         */
         "payment_method.lt"?: string;
-        /** @description payment_method at most this */
+        /**
+         * @description payment_method at most this
+         * @example creditcard
+         */
         "payment_method.lte"?: string;
         /** @description payment_method from the first to the second, both included; comma-separated */
         "payment_method.between"?: string[];
-        /** @description payment_method equal to one of these; comma-separated */
+        /**
+         * @description payment_method equal to one of these; comma-separated
+         * @example [
+         *   "creditcard"
+         * ]
+         */
         "payment_method.in"?: string[];
       };
     };
@@ -927,6 +1614,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -946,273 +1634,656 @@ export interface operations {
          * @example America/New_York
          */
         tz?: string;
-        /** @description id equal to this */
+        /**
+         * @description id equal to this
+         * @example 2
+         */
         id?: number;
-        /** @description id above this */
+        /**
+         * @description id above this
+         * @example 2
+         */
         "id.gt"?: number;
-        /** @description id at least this */
+        /**
+         * @description id at least this
+         * @example 2
+         */
         "id.gte"?: number;
-        /** @description id below this */
+        /**
+         * @description id below this
+         * @example 2
+         */
         "id.lt"?: number;
-        /** @description id at most this */
+        /**
+         * @description id at most this
+         * @example 2
+         */
         "id.lte"?: number;
         /** @description id from the first to the second, both included; comma-separated */
         "id.between"?: number[];
-        /** @description id equal to one of these; comma-separated */
+        /**
+         * @description id equal to one of these; comma-separated
+         * @example [
+         *   2
+         * ]
+         */
         "id.in"?: number[];
-        /** @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         created_at?: string;
-        /** @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gt"?: string;
-        /** @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gte"?: string;
-        /** @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lt"?: string;
-        /** @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lte"?: string;
         /** @description created_at from the first to the second, both included; comma-separated */
         "created_at.between"?: string[];
-        /** @description created_at equal to one of these; comma-separated */
+        /**
+         * @description created_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-03-01T09:19:30Z"
+         * ]
+         */
         "created_at.in"?: string[];
-        /** @description cart_integration equal to this */
+        /**
+         * @description cart_integration equal to this
+         * @example clickbank
+         */
         cart_integration?: string;
-        /** @description cart_integration above this */
+        /**
+         * @description cart_integration above this
+         * @example clickbank
+         */
         "cart_integration.gt"?: string;
-        /** @description cart_integration at least this */
+        /**
+         * @description cart_integration at least this
+         * @example clickbank
+         */
         "cart_integration.gte"?: string;
-        /** @description cart_integration below this */
+        /**
+         * @description cart_integration below this
+         * @example clickbank
+         */
         "cart_integration.lt"?: string;
-        /** @description cart_integration at most this */
+        /**
+         * @description cart_integration at most this
+         * @example clickbank
+         */
         "cart_integration.lte"?: string;
         /** @description cart_integration from the first to the second, both included; comma-separated */
         "cart_integration.between"?: string[];
-        /** @description cart_integration equal to one of these; comma-separated */
+        /**
+         * @description cart_integration equal to one of these; comma-separated
+         * @example [
+         *   "clickbank"
+         * ]
+         */
         "cart_integration.in"?: string[];
-        /** @description receipt equal to this */
+        /**
+         * @description receipt equal to this
+         * @example CB-1002
+         */
         receipt?: string;
-        /** @description receipt above this */
+        /**
+         * @description receipt above this
+         * @example CB-1002
+         */
         "receipt.gt"?: string;
-        /** @description receipt at least this */
+        /**
+         * @description receipt at least this
+         * @example CB-1002
+         */
         "receipt.gte"?: string;
-        /** @description receipt below this */
+        /**
+         * @description receipt below this
+         * @example CB-1002
+         */
         "receipt.lt"?: string;
-        /** @description receipt at most this */
+        /**
+         * @description receipt at most this
+         * @example CB-1002
+         */
         "receipt.lte"?: string;
         /** @description receipt from the first to the second, both included; comma-separated */
         "receipt.between"?: string[];
-        /** @description receipt equal to one of these; comma-separated */
+        /**
+         * @description receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1002"
+         * ]
+         */
         "receipt.in"?: string[];
-        /** @description original_receipt equal to this */
+        /**
+         * @description original_receipt equal to this
+         * @example CB-1001
+         */
         original_receipt?: string;
-        /** @description original_receipt above this */
+        /**
+         * @description original_receipt above this
+         * @example CB-1001
+         */
         "original_receipt.gt"?: string;
-        /** @description original_receipt at least this */
+        /**
+         * @description original_receipt at least this
+         * @example CB-1001
+         */
         "original_receipt.gte"?: string;
-        /** @description original_receipt below this */
+        /**
+         * @description original_receipt below this
+         * @example CB-1001
+         */
         "original_receipt.lt"?: string;
-        /** @description original_receipt at most this */
+        /**
+         * @description original_receipt at most this
+         * @example CB-1001
+         */
         "original_receipt.lte"?: string;
         /** @description original_receipt from the first to the second, both included; comma-separated */
         "original_receipt.between"?: string[];
-        /** @description original_receipt equal to one of these; comma-separated */
+        /**
+         * @description original_receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1001"
+         * ]
+         */
         "original_receipt.in"?: string[];
-        /** @description amount equal to this */
+        /**
+         * @description amount equal to this
+         * @example 117
+         */
         amount?: number;
-        /** @description amount above this */
+        /**
+         * @description amount above this
+         * @example 117
+         */
         "amount.gt"?: number;
-        /** @description amount at least this */
+        /**
+         * @description amount at least this
+         * @example 117
+         */
         "amount.gte"?: number;
-        /** @description amount below this */
+        /**
+         * @description amount below this
+         * @example 117
+         */
         "amount.lt"?: number;
-        /** @description amount at most this */
+        /**
+         * @description amount at most this
+         * @example 117
+         */
         "amount.lte"?: number;
         /** @description amount from the first to the second, both included; comma-separated */
         "amount.between"?: number[];
-        /** @description amount equal to one of these; comma-separated */
+        /**
+         * @description amount equal to one of these; comma-separated
+         * @example [
+         *   117
+         * ]
+         */
         "amount.in"?: number[];
-        /** @description tax_amount equal to this */
+        /**
+         * @description tax_amount equal to this
+         * @example 0
+         */
         tax_amount?: number;
-        /** @description tax_amount above this */
+        /**
+         * @description tax_amount above this
+         * @example 0
+         */
         "tax_amount.gt"?: number;
-        /** @description tax_amount at least this */
+        /**
+         * @description tax_amount at least this
+         * @example 0
+         */
         "tax_amount.gte"?: number;
-        /** @description tax_amount below this */
+        /**
+         * @description tax_amount below this
+         * @example 0
+         */
         "tax_amount.lt"?: number;
-        /** @description tax_amount at most this */
+        /**
+         * @description tax_amount at most this
+         * @example 0
+         */
         "tax_amount.lte"?: number;
         /** @description tax_amount from the first to the second, both included; comma-separated */
         "tax_amount.between"?: number[];
-        /** @description tax_amount equal to one of these; comma-separated */
+        /**
+         * @description tax_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "tax_amount.in"?: number[];
-        /** @description shipping_amount equal to this */
+        /**
+         * @description shipping_amount equal to this
+         * @example 0
+         */
         shipping_amount?: number;
-        /** @description shipping_amount above this */
+        /**
+         * @description shipping_amount above this
+         * @example 0
+         */
         "shipping_amount.gt"?: number;
-        /** @description shipping_amount at least this */
+        /**
+         * @description shipping_amount at least this
+         * @example 0
+         */
         "shipping_amount.gte"?: number;
-        /** @description shipping_amount below this */
+        /**
+         * @description shipping_amount below this
+         * @example 0
+         */
         "shipping_amount.lt"?: number;
-        /** @description shipping_amount at most this */
+        /**
+         * @description shipping_amount at most this
+         * @example 0
+         */
         "shipping_amount.lte"?: number;
         /** @description shipping_amount from the first to the second, both included; comma-separated */
         "shipping_amount.between"?: number[];
-        /** @description shipping_amount equal to one of these; comma-separated */
+        /**
+         * @description shipping_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "shipping_amount.in"?: number[];
-        /** @description user_id equal to this */
+        /**
+         * @description user_id equal to this
+         * @example u1
+         */
         user_id?: string;
-        /** @description user_id above this */
+        /**
+         * @description user_id above this
+         * @example u1
+         */
         "user_id.gt"?: string;
-        /** @description user_id at least this */
+        /**
+         * @description user_id at least this
+         * @example u1
+         */
         "user_id.gte"?: string;
-        /** @description user_id below this */
+        /**
+         * @description user_id below this
+         * @example u1
+         */
         "user_id.lt"?: string;
-        /** @description user_id at most this */
+        /**
+         * @description user_id at most this
+         * @example u1
+         */
         "user_id.lte"?: string;
         /** @description user_id from the first to the second, both included; comma-separated */
         "user_id.between"?: string[];
-        /** @description user_id equal to one of these; comma-separated */
+        /**
+         * @description user_id equal to one of these; comma-separated
+         * @example [
+         *   "u1"
+         * ]
+         */
         "user_id.in"?: string[];
-        /** @description page_id equal to this */
+        /**
+         * @description page_id equal to this
+         * @example 1002
+         */
         page_id?: number;
-        /** @description page_id above this */
+        /**
+         * @description page_id above this
+         * @example 1002
+         */
         "page_id.gt"?: number;
-        /** @description page_id at least this */
+        /**
+         * @description page_id at least this
+         * @example 1002
+         */
         "page_id.gte"?: number;
-        /** @description page_id below this */
+        /**
+         * @description page_id below this
+         * @example 1002
+         */
         "page_id.lt"?: number;
-        /** @description page_id at most this */
+        /**
+         * @description page_id at most this
+         * @example 1002
+         */
         "page_id.lte"?: number;
         /** @description page_id from the first to the second, both included; comma-separated */
         "page_id.between"?: number[];
-        /** @description page_id equal to one of these; comma-separated */
+        /**
+         * @description page_id equal to one of these; comma-separated
+         * @example [
+         *   1002
+         * ]
+         */
         "page_id.in"?: number[];
-        /** @description page_version equal to this */
+        /**
+         * @description page_version equal to this
+         * @example a
+         */
         page_version?: string;
-        /** @description page_version above this */
+        /**
+         * @description page_version above this
+         * @example a
+         */
         "page_version.gt"?: string;
-        /** @description page_version at least this */
+        /**
+         * @description page_version at least this
+         * @example a
+         */
         "page_version.gte"?: string;
-        /** @description page_version below this */
+        /**
+         * @description page_version below this
+         * @example a
+         */
         "page_version.lt"?: string;
-        /** @description page_version at most this */
+        /**
+         * @description page_version at most this
+         * @example a
+         */
         "page_version.lte"?: string;
         /** @description page_version from the first to the second, both included; comma-separated */
         "page_version.between"?: string[];
-        /** @description page_version equal to one of these; comma-separated */
+        /**
+         * @description page_version equal to one of these; comma-separated
+         * @example [
+         *   "a"
+         * ]
+         */
         "page_version.in"?: string[];
-        /** @description upsell_path equal to this */
+        /**
+         * @description upsell_path equal to this
+         * @example 1001>1002
+         */
         upsell_path?: string;
-        /** @description upsell_path above this */
+        /**
+         * @description upsell_path above this
+         * @example 1001>1002
+         */
         "upsell_path.gt"?: string;
-        /** @description upsell_path at least this */
+        /**
+         * @description upsell_path at least this
+         * @example 1001>1002
+         */
         "upsell_path.gte"?: string;
-        /** @description upsell_path below this */
+        /**
+         * @description upsell_path below this
+         * @example 1001>1002
+         */
         "upsell_path.lt"?: string;
-        /** @description upsell_path at most this */
+        /**
+         * @description upsell_path at most this
+         * @example 1001>1002
+         */
         "upsell_path.lte"?: string;
         /** @description upsell_path from the first to the second, both included; comma-separated */
         "upsell_path.between"?: string[];
-        /** @description upsell_path equal to one of these; comma-separated */
+        /**
+         * @description upsell_path equal to one of these; comma-separated
+         * @example [
+         *   "1001>1002"
+         * ]
+         */
         "upsell_path.in"?: string[];
-        /** @description upsell_step equal to this */
+        /**
+         * @description upsell_step equal to this
+         * @example 1
+         */
         upsell_step?: number;
-        /** @description upsell_step above this */
+        /**
+         * @description upsell_step above this
+         * @example 1
+         */
         "upsell_step.gt"?: number;
-        /** @description upsell_step at least this */
+        /**
+         * @description upsell_step at least this
+         * @example 1
+         */
         "upsell_step.gte"?: number;
-        /** @description upsell_step below this */
+        /**
+         * @description upsell_step below this
+         * @example 1
+         */
         "upsell_step.lt"?: number;
-        /** @description upsell_step at most this */
+        /**
+         * @description upsell_step at most this
+         * @example 1
+         */
         "upsell_step.lte"?: number;
         /** @description upsell_step from the first to the second, both included; comma-separated */
         "upsell_step.between"?: number[];
-        /** @description upsell_step equal to one of these; comma-separated */
+        /**
+         * @description upsell_step equal to one of these; comma-separated
+         * @example [
+         *   1
+         * ]
+         */
         "upsell_step.in"?: number[];
-        /** @description country equal to this */
+        /**
+         * @description country equal to this
+         * @example US
+         */
         country?: string;
-        /** @description country above this */
+        /**
+         * @description country above this
+         * @example US
+         */
         "country.gt"?: string;
-        /** @description country at least this */
+        /**
+         * @description country at least this
+         * @example US
+         */
         "country.gte"?: string;
-        /** @description country below this */
+        /**
+         * @description country below this
+         * @example US
+         */
         "country.lt"?: string;
-        /** @description country at most this */
+        /**
+         * @description country at most this
+         * @example US
+         */
         "country.lte"?: string;
         /** @description country from the first to the second, both included; comma-separated */
         "country.between"?: string[];
-        /** @description country equal to one of these; comma-separated */
+        /**
+         * @description country equal to one of these; comma-separated
+         * @example [
+         *   "US"
+         * ]
+         */
         "country.in"?: string[];
-        /** @description mobile equal to this */
+        /**
+         * @description mobile equal to this
+         * @example true
+         */
         mobile?: "t" | "f" | "true" | "false";
-        /** @description affiliate equal to this */
+        /**
+         * @description affiliate equal to this
+         * @example aff_alpha
+         */
         affiliate?: string;
-        /** @description affiliate above this */
+        /**
+         * @description affiliate above this
+         * @example aff_alpha
+         */
         "affiliate.gt"?: string;
-        /** @description affiliate at least this */
+        /**
+         * @description affiliate at least this
+         * @example aff_alpha
+         */
         "affiliate.gte"?: string;
-        /** @description affiliate below this */
+        /**
+         * @description affiliate below this
+         * @example aff_alpha
+         */
         "affiliate.lt"?: string;
-        /** @description affiliate at most this */
+        /**
+         * @description affiliate at most this
+         * @example aff_alpha
+         */
         "affiliate.lte"?: string;
         /** @description affiliate from the first to the second, both included; comma-separated */
         "affiliate.between"?: string[];
-        /** @description affiliate equal to one of these; comma-separated */
+        /**
+         * @description affiliate equal to one of these; comma-separated
+         * @example [
+         *   "aff_alpha"
+         * ]
+         */
         "affiliate.in"?: string[];
-        /** @description vendor equal to this */
+        /**
+         * @description vendor equal to this
+         * @example acme
+         */
         vendor?: string;
-        /** @description vendor above this */
+        /**
+         * @description vendor above this
+         * @example acme
+         */
         "vendor.gt"?: string;
-        /** @description vendor at least this */
+        /**
+         * @description vendor at least this
+         * @example acme
+         */
         "vendor.gte"?: string;
-        /** @description vendor below this */
+        /**
+         * @description vendor below this
+         * @example acme
+         */
         "vendor.lt"?: string;
-        /** @description vendor at most this */
+        /**
+         * @description vendor at most this
+         * @example acme
+         */
         "vendor.lte"?: string;
         /** @description vendor from the first to the second, both included; comma-separated */
         "vendor.between"?: string[];
-        /** @description vendor equal to one of these; comma-separated */
+        /**
+         * @description vendor equal to one of these; comma-separated
+         * @example [
+         *   "acme"
+         * ]
+         */
         "vendor.in"?: string[];
-        /** @description tracking_codes equal to this (one of its elements) */
+        /**
+         * @description tracking_codes equal to this (one of its elements)
+         * @example tc-facebook
+         */
         tracking_codes?: string;
-        /** @description tracking_codes above this */
+        /**
+         * @description tracking_codes above this
+         * @example tc-facebook
+         */
         "tracking_codes.gt"?: string;
-        /** @description tracking_codes at least this */
+        /**
+         * @description tracking_codes at least this
+         * @example tc-facebook
+         */
         "tracking_codes.gte"?: string;
-        /** @description tracking_codes below this */
+        /**
+         * @description tracking_codes below this
+         * @example tc-facebook
+         */
         "tracking_codes.lt"?: string;
-        /** @description tracking_codes at most this */
+        /**
+         * @description tracking_codes at most this
+         * @example tc-facebook
+         */
         "tracking_codes.lte"?: string;
         /** @description tracking_codes from the first to the second, both included; comma-separated */
         "tracking_codes.between"?: string[];
-        /** @description tracking_codes equal to one of these; comma-separated */
+        /**
+         * @description tracking_codes equal to one of these; comma-separated
+         * @example [
+         *   "tc-facebook"
+         * ]
+         */
         "tracking_codes.in"?: string[];
-        /** @description referrer_name equal to this */
+        /**
+         * @description referrer_name equal to this
+         * @example Facebook
+         */
         referrer_name?: string;
-        /** @description referrer_name above this */
+        /**
+         * @description referrer_name above this
+         * @example Facebook
+         */
         "referrer_name.gt"?: string;
-        /** @description referrer_name at least this */
+        /**
+         * @description referrer_name at least this
+         * @example Facebook
+         */
         "referrer_name.gte"?: string;
-        /** @description referrer_name below this */
+        /**
+         * @description referrer_name below this
+         * @example Facebook
+         */
         "referrer_name.lt"?: string;
-        /** @description referrer_name at most this */
+        /**
+         * @description referrer_name at most this
+         * @example Facebook
+         */
         "referrer_name.lte"?: string;
         /** @description referrer_name from the first to the second, both included; comma-separated */
         "referrer_name.between"?: string[];
-        /** @description referrer_name equal to one of these; comma-separated */
+        /**
+         * @description referrer_name equal to one of these; comma-separated
+         * @example [
+         *   "Facebook"
+         * ]
+         */
         "referrer_name.in"?: string[];
-        /** @description referrer_medium equal to this */
+        /**
+         * @description referrer_medium equal to this
+         * @example social
+         */
         referrer_medium?: string;
-        /** @description referrer_medium above this */
+        /**
+         * @description referrer_medium above this
+         * @example social
+         */
         "referrer_medium.gt"?: string;
-        /** @description referrer_medium at least this */
+        /**
+         * @description referrer_medium at least this
+         * @example social
+         */
         "referrer_medium.gte"?: string;
-        /** @description referrer_medium below this */
+        /**
+         * @description referrer_medium below this
+         * @example social
+         */
         "referrer_medium.lt"?: string;
-        /** @description referrer_medium at most this */
+        /**
+         * @description referrer_medium at most this
+         * @example social
+         */
         "referrer_medium.lte"?: string;
         /** @description referrer_medium from the first to the second, both included; comma-separated */
         "referrer_medium.between"?: string[];
-        /** @description referrer_medium equal to one of these; comma-separated */
+        /**
+         * @description referrer_medium equal to one of these; comma-separated
+         * @example [
+         *   "social"
+         * ]
+         */
         "referrer_medium.in"?: string[];
         /** @description joint_venture_order equal to this */
         joint_venture_order?: string;
@@ -1228,145 +2299,345 @@ export interface operations {
         "joint_venture_order.between"?: string[];
         /** @description joint_venture_order equal to one of these; comma-separated */
         "joint_venture_order.in"?: string[];
-        /** @description currency equal to this */
+        /**
+         * @description currency equal to this
+         * @example USD
+         */
         currency?: string;
-        /** @description currency above this */
+        /**
+         * @description currency above this
+         * @example USD
+         */
         "currency.gt"?: string;
-        /** @description currency at least this */
+        /**
+         * @description currency at least this
+         * @example USD
+         */
         "currency.gte"?: string;
-        /** @description currency below this */
+        /**
+         * @description currency below this
+         * @example USD
+         */
         "currency.lt"?: string;
-        /** @description currency at most this */
+        /**
+         * @description currency at most this
+         * @example USD
+         */
         "currency.lte"?: string;
         /** @description currency from the first to the second, both included; comma-separated */
         "currency.between"?: string[];
-        /** @description currency equal to one of these; comma-separated */
+        /**
+         * @description currency equal to one of these; comma-separated
+         * @example [
+         *   "USD"
+         * ]
+         */
         "currency.in"?: string[];
-        /** @description hostname equal to this */
+        /**
+         * @description hostname equal to this
+         * @example shop.example.com
+         */
         hostname?: string;
-        /** @description hostname above this */
+        /**
+         * @description hostname above this
+         * @example shop.example.com
+         */
         "hostname.gt"?: string;
-        /** @description hostname at least this */
+        /**
+         * @description hostname at least this
+         * @example shop.example.com
+         */
         "hostname.gte"?: string;
-        /** @description hostname below this */
+        /**
+         * @description hostname below this
+         * @example shop.example.com
+         */
         "hostname.lt"?: string;
-        /** @description hostname at most this */
+        /**
+         * @description hostname at most this
+         * @example shop.example.com
+         */
         "hostname.lte"?: string;
         /** @description hostname from the first to the second, both included; comma-separated */
         "hostname.between"?: string[];
-        /** @description hostname equal to one of these; comma-separated */
+        /**
+         * @description hostname equal to one of these; comma-separated
+         * @example [
+         *   "shop.example.com"
+         * ]
+         */
         "hostname.in"?: string[];
-        /** @description utm_source equal to this */
+        /**
+         * @description utm_source equal to this
+         * @example facebook
+         */
         utm_source?: string;
-        /** @description utm_source above this */
+        /**
+         * @description utm_source above this
+         * @example facebook
+         */
         "utm_source.gt"?: string;
-        /** @description utm_source at least this */
+        /**
+         * @description utm_source at least this
+         * @example facebook
+         */
         "utm_source.gte"?: string;
-        /** @description utm_source below this */
+        /**
+         * @description utm_source below this
+         * @example facebook
+         */
         "utm_source.lt"?: string;
-        /** @description utm_source at most this */
+        /**
+         * @description utm_source at most this
+         * @example facebook
+         */
         "utm_source.lte"?: string;
         /** @description utm_source from the first to the second, both included; comma-separated */
         "utm_source.between"?: string[];
-        /** @description utm_source equal to one of these; comma-separated */
+        /**
+         * @description utm_source equal to one of these; comma-separated
+         * @example [
+         *   "facebook"
+         * ]
+         */
         "utm_source.in"?: string[];
-        /** @description utm_medium equal to this */
+        /**
+         * @description utm_medium equal to this
+         * @example cpc
+         */
         utm_medium?: string;
-        /** @description utm_medium above this */
+        /**
+         * @description utm_medium above this
+         * @example cpc
+         */
         "utm_medium.gt"?: string;
-        /** @description utm_medium at least this */
+        /**
+         * @description utm_medium at least this
+         * @example cpc
+         */
         "utm_medium.gte"?: string;
-        /** @description utm_medium below this */
+        /**
+         * @description utm_medium below this
+         * @example cpc
+         */
         "utm_medium.lt"?: string;
-        /** @description utm_medium at most this */
+        /**
+         * @description utm_medium at most this
+         * @example cpc
+         */
         "utm_medium.lte"?: string;
         /** @description utm_medium from the first to the second, both included; comma-separated */
         "utm_medium.between"?: string[];
-        /** @description utm_medium equal to one of these; comma-separated */
+        /**
+         * @description utm_medium equal to one of these; comma-separated
+         * @example [
+         *   "cpc"
+         * ]
+         */
         "utm_medium.in"?: string[];
-        /** @description utm_campaign equal to this */
+        /**
+         * @description utm_campaign equal to this
+         * @example spring-sale
+         */
         utm_campaign?: string;
-        /** @description utm_campaign above this */
+        /**
+         * @description utm_campaign above this
+         * @example spring-sale
+         */
         "utm_campaign.gt"?: string;
-        /** @description utm_campaign at least this */
+        /**
+         * @description utm_campaign at least this
+         * @example spring-sale
+         */
         "utm_campaign.gte"?: string;
-        /** @description utm_campaign below this */
+        /**
+         * @description utm_campaign below this
+         * @example spring-sale
+         */
         "utm_campaign.lt"?: string;
-        /** @description utm_campaign at most this */
+        /**
+         * @description utm_campaign at most this
+         * @example spring-sale
+         */
         "utm_campaign.lte"?: string;
         /** @description utm_campaign from the first to the second, both included; comma-separated */
         "utm_campaign.between"?: string[];
-        /** @description utm_campaign equal to one of these; comma-separated */
+        /**
+         * @description utm_campaign equal to one of these; comma-separated
+         * @example [
+         *   "spring-sale"
+         * ]
+         */
         "utm_campaign.in"?: string[];
-        /** @description utm_content equal to this */
+        /**
+         * @description utm_content equal to this
+         * @example ad-1
+         */
         utm_content?: string;
-        /** @description utm_content above this */
+        /**
+         * @description utm_content above this
+         * @example ad-1
+         */
         "utm_content.gt"?: string;
-        /** @description utm_content at least this */
+        /**
+         * @description utm_content at least this
+         * @example ad-1
+         */
         "utm_content.gte"?: string;
-        /** @description utm_content below this */
+        /**
+         * @description utm_content below this
+         * @example ad-1
+         */
         "utm_content.lt"?: string;
-        /** @description utm_content at most this */
+        /**
+         * @description utm_content at most this
+         * @example ad-1
+         */
         "utm_content.lte"?: string;
         /** @description utm_content from the first to the second, both included; comma-separated */
         "utm_content.between"?: string[];
-        /** @description utm_content equal to one of these; comma-separated */
+        /**
+         * @description utm_content equal to one of these; comma-separated
+         * @example [
+         *   "ad-1"
+         * ]
+         */
         "utm_content.in"?: string[];
-        /** @description first_name equal to this */
+        /**
+         * @description first_name equal to this
+         * @example Ada
+         */
         first_name?: string;
-        /** @description first_name above this */
+        /**
+         * @description first_name above this
+         * @example Ada
+         */
         "first_name.gt"?: string;
-        /** @description first_name at least this */
+        /**
+         * @description first_name at least this
+         * @example Ada
+         */
         "first_name.gte"?: string;
-        /** @description first_name below this */
+        /**
+         * @description first_name below this
+         * @example Ada
+         */
         "first_name.lt"?: string;
-        /** @description first_name at most this */
+        /**
+         * @description first_name at most this
+         * @example Ada
+         */
         "first_name.lte"?: string;
         /** @description first_name from the first to the second, both included; comma-separated */
         "first_name.between"?: string[];
-        /** @description first_name equal to one of these; comma-separated */
+        /**
+         * @description first_name equal to one of these; comma-separated
+         * @example [
+         *   "Ada"
+         * ]
+         */
         "first_name.in"?: string[];
-        /** @description last_name equal to this */
+        /**
+         * @description last_name equal to this
+         * @example Lovelace
+         */
         last_name?: string;
-        /** @description last_name above this */
+        /**
+         * @description last_name above this
+         * @example Lovelace
+         */
         "last_name.gt"?: string;
-        /** @description last_name at least this */
+        /**
+         * @description last_name at least this
+         * @example Lovelace
+         */
         "last_name.gte"?: string;
-        /** @description last_name below this */
+        /**
+         * @description last_name below this
+         * @example Lovelace
+         */
         "last_name.lt"?: string;
-        /** @description last_name at most this */
+        /**
+         * @description last_name at most this
+         * @example Lovelace
+         */
         "last_name.lte"?: string;
         /** @description last_name from the first to the second, both included; comma-separated */
         "last_name.between"?: string[];
-        /** @description last_name equal to one of these; comma-separated */
+        /**
+         * @description last_name equal to one of these; comma-separated
+         * @example [
+         *   "Lovelace"
+         * ]
+         */
         "last_name.in"?: string[];
-        /** @description zip_code equal to this */
+        /**
+         * @description zip_code equal to this
+         * @example 10001
+         */
         zip_code?: string;
-        /** @description zip_code above this */
+        /**
+         * @description zip_code above this
+         * @example 10001
+         */
         "zip_code.gt"?: string;
-        /** @description zip_code at least this */
+        /**
+         * @description zip_code at least this
+         * @example 10001
+         */
         "zip_code.gte"?: string;
-        /** @description zip_code below this */
+        /**
+         * @description zip_code below this
+         * @example 10001
+         */
         "zip_code.lt"?: string;
-        /** @description zip_code at most this */
+        /**
+         * @description zip_code at most this
+         * @example 10001
+         */
         "zip_code.lte"?: string;
         /** @description zip_code from the first to the second, both included; comma-separated */
         "zip_code.between"?: string[];
-        /** @description zip_code equal to one of these; comma-separated */
+        /**
+         * @description zip_code equal to one of these; comma-separated
+         * @example [
+         *   "10001"
+         * ]
+         */
         "zip_code.in"?: string[];
-        /** @description payment_method equal to this */
+        /**
+         * @description payment_method equal to this
+         * @example creditcard
+         */
         payment_method?: string;
-        /** @description payment_method above this */
+        /**
+         * @description payment_method above this
+         * @example creditcard
+         */
         "payment_method.gt"?: string;
-        /** @description payment_method at least this */
+        /**
+         * @description payment_method at least this
+         * @example creditcard
+         */
         "payment_method.gte"?: string;
-        /** @description payment_method below this */
+        /**
+         * @description payment_method below this
+         * @example creditcard
+         */
         "payment_method.lt"?: string;
-        /** @description payment_method at most this */
+        /**
+         * @description payment_method at most this
+         * @example creditcard
+         */
         "payment_method.lte"?: string;
         /** @description payment_method from the first to the second, both included; comma-separated */
         "payment_method.between"?: string[];
-        /** @description payment_method equal to one of these; comma-separated */
+        /**
+         * @description payment_method equal to one of these; comma-separated
+         * @example [
+         *   "creditcard"
+         * ]
+         */
         "payment_method.in"?: string[];
       };
     };
@@ -1416,6 +2687,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -1427,273 +2699,656 @@ export interface operations {
       query?: {
         /** @description ndjson (each line a conversion as the list has it) or csv; absent: from the Accept header, else ndjson */
         format?: "ndjson" | "csv";
-        /** @description id equal to this */
+        /**
+         * @description id equal to this
+         * @example 2
+         */
         id?: number;
-        /** @description id above this */
+        /**
+         * @description id above this
+         * @example 2
+         */
         "id.gt"?: number;
-        /** @description id at least this */
+        /**
+         * @description id at least this
+         * @example 2
+         */
         "id.gte"?: number;
-        /** @description id below this */
+        /**
+         * @description id below this
+         * @example 2
+         */
         "id.lt"?: number;
-        /** @description id at most this */
+        /**
+         * @description id at most this
+         * @example 2
+         */
         "id.lte"?: number;
         /** @description id from the first to the second, both included; comma-separated */
         "id.between"?: number[];
-        /** @description id equal to one of these; comma-separated */
+        /**
+         * @description id equal to one of these; comma-separated
+         * @example [
+         *   2
+         * ]
+         */
         "id.in"?: number[];
-        /** @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         created_at?: string;
-        /** @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gt"?: string;
-        /** @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.gte"?: string;
-        /** @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lt"?: string;
-        /** @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-03-01T09:19:30Z
+         */
         "created_at.lte"?: string;
         /** @description created_at from the first to the second, both included; comma-separated */
         "created_at.between"?: string[];
-        /** @description created_at equal to one of these; comma-separated */
+        /**
+         * @description created_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-03-01T09:19:30Z"
+         * ]
+         */
         "created_at.in"?: string[];
-        /** @description cart_integration equal to this */
+        /**
+         * @description cart_integration equal to this
+         * @example clickbank
+         */
         cart_integration?: string;
-        /** @description cart_integration above this */
+        /**
+         * @description cart_integration above this
+         * @example clickbank
+         */
         "cart_integration.gt"?: string;
-        /** @description cart_integration at least this */
+        /**
+         * @description cart_integration at least this
+         * @example clickbank
+         */
         "cart_integration.gte"?: string;
-        /** @description cart_integration below this */
+        /**
+         * @description cart_integration below this
+         * @example clickbank
+         */
         "cart_integration.lt"?: string;
-        /** @description cart_integration at most this */
+        /**
+         * @description cart_integration at most this
+         * @example clickbank
+         */
         "cart_integration.lte"?: string;
         /** @description cart_integration from the first to the second, both included; comma-separated */
         "cart_integration.between"?: string[];
-        /** @description cart_integration equal to one of these; comma-separated */
+        /**
+         * @description cart_integration equal to one of these; comma-separated
+         * @example [
+         *   "clickbank"
+         * ]
+         */
         "cart_integration.in"?: string[];
-        /** @description receipt equal to this */
+        /**
+         * @description receipt equal to this
+         * @example CB-1002
+         */
         receipt?: string;
-        /** @description receipt above this */
+        /**
+         * @description receipt above this
+         * @example CB-1002
+         */
         "receipt.gt"?: string;
-        /** @description receipt at least this */
+        /**
+         * @description receipt at least this
+         * @example CB-1002
+         */
         "receipt.gte"?: string;
-        /** @description receipt below this */
+        /**
+         * @description receipt below this
+         * @example CB-1002
+         */
         "receipt.lt"?: string;
-        /** @description receipt at most this */
+        /**
+         * @description receipt at most this
+         * @example CB-1002
+         */
         "receipt.lte"?: string;
         /** @description receipt from the first to the second, both included; comma-separated */
         "receipt.between"?: string[];
-        /** @description receipt equal to one of these; comma-separated */
+        /**
+         * @description receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1002"
+         * ]
+         */
         "receipt.in"?: string[];
-        /** @description original_receipt equal to this */
+        /**
+         * @description original_receipt equal to this
+         * @example CB-1001
+         */
         original_receipt?: string;
-        /** @description original_receipt above this */
+        /**
+         * @description original_receipt above this
+         * @example CB-1001
+         */
         "original_receipt.gt"?: string;
-        /** @description original_receipt at least this */
+        /**
+         * @description original_receipt at least this
+         * @example CB-1001
+         */
         "original_receipt.gte"?: string;
-        /** @description original_receipt below this */
+        /**
+         * @description original_receipt below this
+         * @example CB-1001
+         */
         "original_receipt.lt"?: string;
-        /** @description original_receipt at most this */
+        /**
+         * @description original_receipt at most this
+         * @example CB-1001
+         */
         "original_receipt.lte"?: string;
         /** @description original_receipt from the first to the second, both included; comma-separated */
         "original_receipt.between"?: string[];
-        /** @description original_receipt equal to one of these; comma-separated */
+        /**
+         * @description original_receipt equal to one of these; comma-separated
+         * @example [
+         *   "CB-1001"
+         * ]
+         */
         "original_receipt.in"?: string[];
-        /** @description amount equal to this */
+        /**
+         * @description amount equal to this
+         * @example 117
+         */
         amount?: number;
-        /** @description amount above this */
+        /**
+         * @description amount above this
+         * @example 117
+         */
         "amount.gt"?: number;
-        /** @description amount at least this */
+        /**
+         * @description amount at least this
+         * @example 117
+         */
         "amount.gte"?: number;
-        /** @description amount below this */
+        /**
+         * @description amount below this
+         * @example 117
+         */
         "amount.lt"?: number;
-        /** @description amount at most this */
+        /**
+         * @description amount at most this
+         * @example 117
+         */
         "amount.lte"?: number;
         /** @description amount from the first to the second, both included; comma-separated */
         "amount.between"?: number[];
-        /** @description amount equal to one of these; comma-separated */
+        /**
+         * @description amount equal to one of these; comma-separated
+         * @example [
+         *   117
+         * ]
+         */
         "amount.in"?: number[];
-        /** @description tax_amount equal to this */
+        /**
+         * @description tax_amount equal to this
+         * @example 0
+         */
         tax_amount?: number;
-        /** @description tax_amount above this */
+        /**
+         * @description tax_amount above this
+         * @example 0
+         */
         "tax_amount.gt"?: number;
-        /** @description tax_amount at least this */
+        /**
+         * @description tax_amount at least this
+         * @example 0
+         */
         "tax_amount.gte"?: number;
-        /** @description tax_amount below this */
+        /**
+         * @description tax_amount below this
+         * @example 0
+         */
         "tax_amount.lt"?: number;
-        /** @description tax_amount at most this */
+        /**
+         * @description tax_amount at most this
+         * @example 0
+         */
         "tax_amount.lte"?: number;
         /** @description tax_amount from the first to the second, both included; comma-separated */
         "tax_amount.between"?: number[];
-        /** @description tax_amount equal to one of these; comma-separated */
+        /**
+         * @description tax_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "tax_amount.in"?: number[];
-        /** @description shipping_amount equal to this */
+        /**
+         * @description shipping_amount equal to this
+         * @example 0
+         */
         shipping_amount?: number;
-        /** @description shipping_amount above this */
+        /**
+         * @description shipping_amount above this
+         * @example 0
+         */
         "shipping_amount.gt"?: number;
-        /** @description shipping_amount at least this */
+        /**
+         * @description shipping_amount at least this
+         * @example 0
+         */
         "shipping_amount.gte"?: number;
-        /** @description shipping_amount below this */
+        /**
+         * @description shipping_amount below this
+         * @example 0
+         */
         "shipping_amount.lt"?: number;
-        /** @description shipping_amount at most this */
+        /**
+         * @description shipping_amount at most this
+         * @example 0
+         */
         "shipping_amount.lte"?: number;
         /** @description shipping_amount from the first to the second, both included; comma-separated */
         "shipping_amount.between"?: number[];
-        /** @description shipping_amount equal to one of these; comma-separated */
+        /**
+         * @description shipping_amount equal to one of these; comma-separated
+         * @example [
+         *   0
+         * ]
+         */
         "shipping_amount.in"?: number[];
-        /** @description user_id equal to this */
+        /**
+         * @description user_id equal to this
+         * @example u1
+         */
         user_id?: string;
-        /** @description user_id above this */
+        /**
+         * @description user_id above this
+         * @example u1
+         */
         "user_id.gt"?: string;
-        /** @description user_id at least this */
+        /**
+         * @description user_id at least this
+         * @example u1
+         */
         "user_id.gte"?: string;
-        /** @description user_id below this */
+        /**
+         * @description user_id below this
+         * @example u1
+         */
         "user_id.lt"?: string;
-        /** @description user_id at most this */
+        /**
+         * @description user_id at most this
+         * @example u1
+         */
         "user_id.lte"?: string;
         /** @description user_id from the first to the second, both included; comma-separated */
         "user_id.between"?: string[];
-        /** @description user_id equal to one of these; comma-separated */
+        /**
+         * @description user_id equal to one of these; comma-separated
+         * @example [
+         *   "u1"
+         * ]
+         */
         "user_id.in"?: string[];
-        /** @description page_id equal to this */
+        /**
+         * @description page_id equal to this
+         * @example 1002
+         */
         page_id?: number;
-        /** @description page_id above this */
+        /**
+         * @description page_id above this
+         * @example 1002
+         */
         "page_id.gt"?: number;
-        /** @description page_id at least this */
+        /**
+         * @description page_id at least this
+         * @example 1002
+         */
         "page_id.gte"?: number;
-        /** @description page_id below this */
+        /**
+         * @description page_id below this
+         * @example 1002
+         */
         "page_id.lt"?: number;
-        /** @description page_id at most this */
+        /**
+         * @description page_id at most this
+         * @example 1002
+         */
         "page_id.lte"?: number;
         /** @description page_id from the first to the second, both included; comma-separated */
         "page_id.between"?: number[];
-        /** @description page_id equal to one of these; comma-separated */
+        /**
+         * @description page_id equal to one of these; comma-separated
+         * @example [
+         *   1002
+         * ]
+         */
         "page_id.in"?: number[];
-        /** @description page_version equal to this */
+        /**
+         * @description page_version equal to this
+         * @example a
+         */
         page_version?: string;
-        /** @description page_version above this */
+        /**
+         * @description page_version above this
+         * @example a
+         */
         "page_version.gt"?: string;
-        /** @description page_version at least this */
+        /**
+         * @description page_version at least this
+         * @example a
+         */
         "page_version.gte"?: string;
-        /** @description page_version below this */
+        /**
+         * @description page_version below this
+         * @example a
+         */
         "page_version.lt"?: string;
-        /** @description page_version at most this */
+        /**
+         * @description page_version at most this
+         * @example a
+         */
         "page_version.lte"?: string;
         /** @description page_version from the first to the second, both included; comma-separated */
         "page_version.between"?: string[];
-        /** @description page_version equal to one of these; comma-separated */
+        /**
+         * @description page_version equal to one of these; comma-separated
+         * @example [
+         *   "a"
+         * ]
+         */
         "page_version.in"?: string[];
-        /** @description upsell_path equal to this */
+        /**
+         * @description upsell_path equal to this
+         * @example 1001>1002
+         */
         upsell_path?: string;
-        /** @description upsell_path above this */
+        /**
+         * @description upsell_path above this
+         * @example 1001>1002
+         */
         "upsell_path.gt"?: string;
-        /** @description upsell_path at least this */
+        /**
+         * @description upsell_path at least this
+         * @example 1001>1002
+         */
         "upsell_path.gte"?: string;
-        /** @description upsell_path below this */
+        /**
+         * @description upsell_path below this
+         * @example 1001>1002
+         */
         "upsell_path.lt"?: string;
-        /** @description upsell_path at most this */
+        /**
+         * @description upsell_path at most this
+         * @example 1001>1002
+         */
         "upsell_path.lte"?: string;
         /** @description upsell_path from the first to the second, both included; comma-separated */
         "upsell_path.between"?: string[];
-        /** @description upsell_path equal to one of these; comma-separated */
+        /**
+         * @description upsell_path equal to one of these; comma-separated
+         * @example [
+         *   "1001>1002"
+         * ]
+         */
         "upsell_path.in"?: string[];
-        /** @description upsell_step equal to this */
+        /**
+         * @description upsell_step equal to this
+         * @example 1
+         */
         upsell_step?: number;
-        /** @description upsell_step above this */
+        /**
+         * @description upsell_step above this
+         * @example 1
+         */
         "upsell_step.gt"?: number;
-        /** @description upsell_step at least this */
+        /**
+         * @description upsell_step at least this
+         * @example 1
+         */
         "upsell_step.gte"?: number;
-        /** @description upsell_step below this */
+        /**
+         * @description upsell_step below this
+         * @example 1
+         */
         "upsell_step.lt"?: number;
-        /** @description upsell_step at most this */
+        /**
+         * @description upsell_step at most this
+         * @example 1
+         */
         "upsell_step.lte"?: number;
         /** @description upsell_step from the first to the second, both included; comma-separated */
         "upsell_step.between"?: number[];
-        /** @description upsell_step equal to one of these; comma-separated */
+        /**
+         * @description upsell_step equal to one of these; comma-separated
+         * @example [
+         *   1
+         * ]
+         */
         "upsell_step.in"?: number[];
-        /** @description country equal to this */
+        /**
+         * @description country equal to this
+         * @example US
+         */
         country?: string;
-        /** @description country above this */
+        /**
+         * @description country above this
+         * @example US
+         */
         "country.gt"?: string;
-        /** @description country at least this */
+        /**
+         * @description country at least this
+         * @example US
+         */
         "country.gte"?: string;
-        /** @description country below this */
+        /**
+         * @description country below this
+         * @example US
+         */
         "country.lt"?: string;
-        /** @description country at most this */
+        /**
+         * @description country at most this
+         * @example US
+         */
         "country.lte"?: string;
         /** @description country from the first to the second, both included; comma-separated */
         "country.between"?: string[];
-        /** @description country equal to one of these; comma-separated */
+        /**
+         * @description country equal to one of these; comma-separated
+         * @example [
+         *   "US"
+         * ]
+         */
         "country.in"?: string[];
-        /** @description mobile equal to this */
+        /**
+         * @description mobile equal to this
+         * @example true
+         */
         mobile?: "t" | "f" | "true" | "false";
-        /** @description affiliate equal to this */
+        /**
+         * @description affiliate equal to this
+         * @example aff_alpha
+         */
         affiliate?: string;
-        /** @description affiliate above this */
+        /**
+         * @description affiliate above this
+         * @example aff_alpha
+         */
         "affiliate.gt"?: string;
-        /** @description affiliate at least this */
+        /**
+         * @description affiliate at least this
+         * @example aff_alpha
+         */
         "affiliate.gte"?: string;
-        /** @description affiliate below this */
+        /**
+         * @description affiliate below this
+         * @example aff_alpha
+         */
         "affiliate.lt"?: string;
-        /** @description affiliate at most this */
+        /**
+         * @description affiliate at most this
+         * @example aff_alpha
+         */
         "affiliate.lte"?: string;
         /** @description affiliate from the first to the second, both included; comma-separated */
         "affiliate.between"?: string[];
-        /** @description affiliate equal to one of these; comma-separated */
+        /**
+         * @description affiliate equal to one of these; comma-separated
+         * @example [
+         *   "aff_alpha"
+         * ]
+         */
         "affiliate.in"?: string[];
-        /** @description vendor equal to this */
+        /**
+         * @description vendor equal to this
+         * @example acme
+         */
         vendor?: string;
-        /** @description vendor above this */
+        /**
+         * @description vendor above this
+         * @example acme
+         */
         "vendor.gt"?: string;
-        /** @description vendor at least this */
+        /**
+         * @description vendor at least this
+         * @example acme
+         */
         "vendor.gte"?: string;
-        /** @description vendor below this */
+        /**
+         * @description vendor below this
+         * @example acme
+         */
         "vendor.lt"?: string;
-        /** @description vendor at most this */
+        /**
+         * @description vendor at most this
+         * @example acme
+         */
         "vendor.lte"?: string;
         /** @description vendor from the first to the second, both included; comma-separated */
         "vendor.between"?: string[];
-        /** @description vendor equal to one of these; comma-separated */
+        /**
+         * @description vendor equal to one of these; comma-separated
+         * @example [
+         *   "acme"
+         * ]
+         */
         "vendor.in"?: string[];
-        /** @description tracking_codes equal to this (one of its elements) */
+        /**
+         * @description tracking_codes equal to this (one of its elements)
+         * @example tc-facebook
+         */
         tracking_codes?: string;
-        /** @description tracking_codes above this */
+        /**
+         * @description tracking_codes above this
+         * @example tc-facebook
+         */
         "tracking_codes.gt"?: string;
-        /** @description tracking_codes at least this */
+        /**
+         * @description tracking_codes at least this
+         * @example tc-facebook
+         */
         "tracking_codes.gte"?: string;
-        /** @description tracking_codes below this */
+        /**
+         * @description tracking_codes below this
+         * @example tc-facebook
+         */
         "tracking_codes.lt"?: string;
-        /** @description tracking_codes at most this */
+        /**
+         * @description tracking_codes at most this
+         * @example tc-facebook
+         */
         "tracking_codes.lte"?: string;
         /** @description tracking_codes from the first to the second, both included; comma-separated */
         "tracking_codes.between"?: string[];
-        /** @description tracking_codes equal to one of these; comma-separated */
+        /**
+         * @description tracking_codes equal to one of these; comma-separated
+         * @example [
+         *   "tc-facebook"
+         * ]
+         */
         "tracking_codes.in"?: string[];
-        /** @description referrer_name equal to this */
+        /**
+         * @description referrer_name equal to this
+         * @example Facebook
+         */
         referrer_name?: string;
-        /** @description referrer_name above this */
+        /**
+         * @description referrer_name above this
+         * @example Facebook
+         */
         "referrer_name.gt"?: string;
-        /** @description referrer_name at least this */
+        /**
+         * @description referrer_name at least this
+         * @example Facebook
+         */
         "referrer_name.gte"?: string;
-        /** @description referrer_name below this */
+        /**
+         * @description referrer_name below this
+         * @example Facebook
+         */
         "referrer_name.lt"?: string;
-        /** @description referrer_name at most this */
+        /**
+         * @description referrer_name at most this
+         * @example Facebook
+         */
         "referrer_name.lte"?: string;
         /** @description referrer_name from the first to the second, both included; comma-separated */
         "referrer_name.between"?: string[];
-        /** @description referrer_name equal to one of these; comma-separated */
+        /**
+         * @description referrer_name equal to one of these; comma-separated
+         * @example [
+         *   "Facebook"
+         * ]
+         */
         "referrer_name.in"?: string[];
-        /** @description referrer_medium equal to this */
+        /**
+         * @description referrer_medium equal to this
+         * @example social
+         */
         referrer_medium?: string;
-        /** @description referrer_medium above this */
+        /**
+         * @description referrer_medium above this
+         * @example social
+         */
         "referrer_medium.gt"?: string;
-        /** @description referrer_medium at least this */
+        /**
+         * @description referrer_medium at least this
+         * @example social
+         */
         "referrer_medium.gte"?: string;
-        /** @description referrer_medium below this */
+        /**
+         * @description referrer_medium below this
+         * @example social
+         */
         "referrer_medium.lt"?: string;
-        /** @description referrer_medium at most this */
+        /**
+         * @description referrer_medium at most this
+         * @example social
+         */
         "referrer_medium.lte"?: string;
         /** @description referrer_medium from the first to the second, both included; comma-separated */
         "referrer_medium.between"?: string[];
-        /** @description referrer_medium equal to one of these; comma-separated */
+        /**
+         * @description referrer_medium equal to one of these; comma-separated
+         * @example [
+         *   "social"
+         * ]
+         */
         "referrer_medium.in"?: string[];
         /** @description joint_venture_order equal to this */
         joint_venture_order?: string;
@@ -1709,145 +3364,345 @@ export interface operations {
         "joint_venture_order.between"?: string[];
         /** @description joint_venture_order equal to one of these; comma-separated */
         "joint_venture_order.in"?: string[];
-        /** @description currency equal to this */
+        /**
+         * @description currency equal to this
+         * @example USD
+         */
         currency?: string;
-        /** @description currency above this */
+        /**
+         * @description currency above this
+         * @example USD
+         */
         "currency.gt"?: string;
-        /** @description currency at least this */
+        /**
+         * @description currency at least this
+         * @example USD
+         */
         "currency.gte"?: string;
-        /** @description currency below this */
+        /**
+         * @description currency below this
+         * @example USD
+         */
         "currency.lt"?: string;
-        /** @description currency at most this */
+        /**
+         * @description currency at most this
+         * @example USD
+         */
         "currency.lte"?: string;
         /** @description currency from the first to the second, both included; comma-separated */
         "currency.between"?: string[];
-        /** @description currency equal to one of these; comma-separated */
+        /**
+         * @description currency equal to one of these; comma-separated
+         * @example [
+         *   "USD"
+         * ]
+         */
         "currency.in"?: string[];
-        /** @description hostname equal to this */
+        /**
+         * @description hostname equal to this
+         * @example shop.example.com
+         */
         hostname?: string;
-        /** @description hostname above this */
+        /**
+         * @description hostname above this
+         * @example shop.example.com
+         */
         "hostname.gt"?: string;
-        /** @description hostname at least this */
+        /**
+         * @description hostname at least this
+         * @example shop.example.com
+         */
         "hostname.gte"?: string;
-        /** @description hostname below this */
+        /**
+         * @description hostname below this
+         * @example shop.example.com
+         */
         "hostname.lt"?: string;
-        /** @description hostname at most this */
+        /**
+         * @description hostname at most this
+         * @example shop.example.com
+         */
         "hostname.lte"?: string;
         /** @description hostname from the first to the second, both included; comma-separated */
         "hostname.between"?: string[];
-        /** @description hostname equal to one of these; comma-separated */
+        /**
+         * @description hostname equal to one of these; comma-separated
+         * @example [
+         *   "shop.example.com"
+         * ]
+         */
         "hostname.in"?: string[];
-        /** @description utm_source equal to this */
+        /**
+         * @description utm_source equal to this
+         * @example facebook
+         */
         utm_source?: string;
-        /** @description utm_source above this */
+        /**
+         * @description utm_source above this
+         * @example facebook
+         */
         "utm_source.gt"?: string;
-        /** @description utm_source at least this */
+        /**
+         * @description utm_source at least this
+         * @example facebook
+         */
         "utm_source.gte"?: string;
-        /** @description utm_source below this */
+        /**
+         * @description utm_source below this
+         * @example facebook
+         */
         "utm_source.lt"?: string;
-        /** @description utm_source at most this */
+        /**
+         * @description utm_source at most this
+         * @example facebook
+         */
         "utm_source.lte"?: string;
         /** @description utm_source from the first to the second, both included; comma-separated */
         "utm_source.between"?: string[];
-        /** @description utm_source equal to one of these; comma-separated */
+        /**
+         * @description utm_source equal to one of these; comma-separated
+         * @example [
+         *   "facebook"
+         * ]
+         */
         "utm_source.in"?: string[];
-        /** @description utm_medium equal to this */
+        /**
+         * @description utm_medium equal to this
+         * @example cpc
+         */
         utm_medium?: string;
-        /** @description utm_medium above this */
+        /**
+         * @description utm_medium above this
+         * @example cpc
+         */
         "utm_medium.gt"?: string;
-        /** @description utm_medium at least this */
+        /**
+         * @description utm_medium at least this
+         * @example cpc
+         */
         "utm_medium.gte"?: string;
-        /** @description utm_medium below this */
+        /**
+         * @description utm_medium below this
+         * @example cpc
+         */
         "utm_medium.lt"?: string;
-        /** @description utm_medium at most this */
+        /**
+         * @description utm_medium at most this
+         * @example cpc
+         */
         "utm_medium.lte"?: string;
         /** @description utm_medium from the first to the second, both included; comma-separated */
         "utm_medium.between"?: string[];
-        /** @description utm_medium equal to one of these; comma-separated */
+        /**
+         * @description utm_medium equal to one of these; comma-separated
+         * @example [
+         *   "cpc"
+         * ]
+         */
         "utm_medium.in"?: string[];
-        /** @description utm_campaign equal to this */
+        /**
+         * @description utm_campaign equal to this
+         * @example spring-sale
+         */
         utm_campaign?: string;
-        /** @description utm_campaign above this */
+        /**
+         * @description utm_campaign above this
+         * @example spring-sale
+         */
         "utm_campaign.gt"?: string;
-        /** @description utm_campaign at least this */
+        /**
+         * @description utm_campaign at least this
+         * @example spring-sale
+         */
         "utm_campaign.gte"?: string;
-        /** @description utm_campaign below this */
+        /**
+         * @description utm_campaign below this
+         * @example spring-sale
+         */
         "utm_campaign.lt"?: string;
-        /** @description utm_campaign at most this */
+        /**
+         * @description utm_campaign at most this
+         * @example spring-sale
+         */
         "utm_campaign.lte"?: string;
         /** @description utm_campaign from the first to the second, both included; comma-separated */
         "utm_campaign.between"?: string[];
-        /** @description utm_campaign equal to one of these; comma-separated */
+        /**
+         * @description utm_campaign equal to one of these; comma-separated
+         * @example [
+         *   "spring-sale"
+         * ]
+         */
         "utm_campaign.in"?: string[];
-        /** @description utm_content equal to this */
+        /**
+         * @description utm_content equal to this
+         * @example ad-1
+         */
         utm_content?: string;
-        /** @description utm_content above this */
+        /**
+         * @description utm_content above this
+         * @example ad-1
+         */
         "utm_content.gt"?: string;
-        /** @description utm_content at least this */
+        /**
+         * @description utm_content at least this
+         * @example ad-1
+         */
         "utm_content.gte"?: string;
-        /** @description utm_content below this */
+        /**
+         * @description utm_content below this
+         * @example ad-1
+         */
         "utm_content.lt"?: string;
-        /** @description utm_content at most this */
+        /**
+         * @description utm_content at most this
+         * @example ad-1
+         */
         "utm_content.lte"?: string;
         /** @description utm_content from the first to the second, both included; comma-separated */
         "utm_content.between"?: string[];
-        /** @description utm_content equal to one of these; comma-separated */
+        /**
+         * @description utm_content equal to one of these; comma-separated
+         * @example [
+         *   "ad-1"
+         * ]
+         */
         "utm_content.in"?: string[];
-        /** @description first_name equal to this */
+        /**
+         * @description first_name equal to this
+         * @example Ada
+         */
         first_name?: string;
-        /** @description first_name above this */
+        /**
+         * @description first_name above this
+         * @example Ada
+         */
         "first_name.gt"?: string;
-        /** @description first_name at least this */
+        /**
+         * @description first_name at least this
+         * @example Ada
+         */
         "first_name.gte"?: string;
-        /** @description first_name below this */
+        /**
+         * @description first_name below this
+         * @example Ada
+         */
         "first_name.lt"?: string;
-        /** @description first_name at most this */
+        /**
+         * @description first_name at most this
+         * @example Ada
+         */
         "first_name.lte"?: string;
         /** @description first_name from the first to the second, both included; comma-separated */
         "first_name.between"?: string[];
-        /** @description first_name equal to one of these; comma-separated */
+        /**
+         * @description first_name equal to one of these; comma-separated
+         * @example [
+         *   "Ada"
+         * ]
+         */
         "first_name.in"?: string[];
-        /** @description last_name equal to this */
+        /**
+         * @description last_name equal to this
+         * @example Lovelace
+         */
         last_name?: string;
-        /** @description last_name above this */
+        /**
+         * @description last_name above this
+         * @example Lovelace
+         */
         "last_name.gt"?: string;
-        /** @description last_name at least this */
+        /**
+         * @description last_name at least this
+         * @example Lovelace
+         */
         "last_name.gte"?: string;
-        /** @description last_name below this */
+        /**
+         * @description last_name below this
+         * @example Lovelace
+         */
         "last_name.lt"?: string;
-        /** @description last_name at most this */
+        /**
+         * @description last_name at most this
+         * @example Lovelace
+         */
         "last_name.lte"?: string;
         /** @description last_name from the first to the second, both included; comma-separated */
         "last_name.between"?: string[];
-        /** @description last_name equal to one of these; comma-separated */
+        /**
+         * @description last_name equal to one of these; comma-separated
+         * @example [
+         *   "Lovelace"
+         * ]
+         */
         "last_name.in"?: string[];
-        /** @description zip_code equal to this */
+        /**
+         * @description zip_code equal to this
+         * @example 10001
+         */
         zip_code?: string;
-        /** @description zip_code above this */
+        /**
+         * @description zip_code above this
+         * @example 10001
+         */
         "zip_code.gt"?: string;
-        /** @description zip_code at least this */
+        /**
+         * @description zip_code at least this
+         * @example 10001
+         */
         "zip_code.gte"?: string;
-        /** @description zip_code below this */
+        /**
+         * @description zip_code below this
+         * @example 10001
+         */
         "zip_code.lt"?: string;
-        /** @description zip_code at most this */
+        /**
+         * @description zip_code at most this
+         * @example 10001
+         */
         "zip_code.lte"?: string;
         /** @description zip_code from the first to the second, both included; comma-separated */
         "zip_code.between"?: string[];
-        /** @description zip_code equal to one of these; comma-separated */
+        /**
+         * @description zip_code equal to one of these; comma-separated
+         * @example [
+         *   "10001"
+         * ]
+         */
         "zip_code.in"?: string[];
-        /** @description payment_method equal to this */
+        /**
+         * @description payment_method equal to this
+         * @example creditcard
+         */
         payment_method?: string;
-        /** @description payment_method above this */
+        /**
+         * @description payment_method above this
+         * @example creditcard
+         */
         "payment_method.gt"?: string;
-        /** @description payment_method at least this */
+        /**
+         * @description payment_method at least this
+         * @example creditcard
+         */
         "payment_method.gte"?: string;
-        /** @description payment_method below this */
+        /**
+         * @description payment_method below this
+         * @example creditcard
+         */
         "payment_method.lt"?: string;
-        /** @description payment_method at most this */
+        /**
+         * @description payment_method at most this
+         * @example creditcard
+         */
         "payment_method.lte"?: string;
         /** @description payment_method from the first to the second, both included; comma-separated */
         "payment_method.between"?: string[];
-        /** @description payment_method equal to one of these; comma-separated */
+        /**
+         * @description payment_method equal to one of these; comma-separated
+         * @example [
+         *   "creditcard"
+         * ]
+         */
         "payment_method.in"?: string[];
       };
     };
@@ -1863,6 +3718,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -1874,103 +3730,243 @@ export interface operations {
       query?: {
         /** @description Page number, from 1; default 1 */
         page?: number;
-        /** @description id equal to this */
+        /**
+         * @description id equal to this
+         * @example 31
+         */
         id?: number;
-        /** @description id above this */
+        /**
+         * @description id above this
+         * @example 31
+         */
         "id.gt"?: number;
-        /** @description id at least this */
+        /**
+         * @description id at least this
+         * @example 31
+         */
         "id.gte"?: number;
-        /** @description id below this */
+        /**
+         * @description id below this
+         * @example 31
+         */
         "id.lt"?: number;
-        /** @description id at most this */
+        /**
+         * @description id at most this
+         * @example 31
+         */
         "id.lte"?: number;
         /** @description id from the first to the second, both included; comma-separated */
         "id.between"?: number[];
-        /** @description id equal to one of these; comma-separated */
+        /**
+         * @description id equal to one of these; comma-separated
+         * @example [
+         *   31
+         * ]
+         */
         "id.in"?: number[];
-        /** @description received_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description received_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:51Z
+         */
         received_at?: string;
-        /** @description received_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description received_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:51Z
+         */
         "received_at.gt"?: string;
-        /** @description received_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description received_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:51Z
+         */
         "received_at.gte"?: string;
-        /** @description received_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description received_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:51Z
+         */
         "received_at.lt"?: string;
-        /** @description received_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description received_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:51Z
+         */
         "received_at.lte"?: string;
         /** @description received_at from the first to the second, both included; comma-separated */
         "received_at.between"?: string[];
-        /** @description received_at equal to one of these; comma-separated */
+        /**
+         * @description received_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-11-22T11:59:51Z"
+         * ]
+         */
         "received_at.in"?: string[];
-        /** @description occurred_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description occurred_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:48Z
+         */
         occurred_at?: string;
-        /** @description occurred_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description occurred_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:48Z
+         */
         "occurred_at.gt"?: string;
-        /** @description occurred_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description occurred_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:48Z
+         */
         "occurred_at.gte"?: string;
-        /** @description occurred_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description occurred_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:48Z
+         */
         "occurred_at.lt"?: string;
-        /** @description occurred_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description occurred_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-22T11:59:48Z
+         */
         "occurred_at.lte"?: string;
         /** @description occurred_at from the first to the second, both included; comma-separated */
         "occurred_at.between"?: string[];
-        /** @description occurred_at equal to one of these; comma-separated */
+        /**
+         * @description occurred_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-11-22T11:59:48Z"
+         * ]
+         */
         "occurred_at.in"?: string[];
-        /** @description cart equal to this */
+        /**
+         * @description cart equal to this
+         * @example digistore
+         */
         cart?: string;
-        /** @description cart above this */
+        /**
+         * @description cart above this
+         * @example digistore
+         */
         "cart.gt"?: string;
-        /** @description cart at least this */
+        /**
+         * @description cart at least this
+         * @example digistore
+         */
         "cart.gte"?: string;
-        /** @description cart below this */
+        /**
+         * @description cart below this
+         * @example digistore
+         */
         "cart.lt"?: string;
-        /** @description cart at most this */
+        /**
+         * @description cart at most this
+         * @example digistore
+         */
         "cart.lte"?: string;
         /** @description cart from the first to the second, both included; comma-separated */
         "cart.between"?: string[];
-        /** @description cart equal to one of these; comma-separated */
+        /**
+         * @description cart equal to one of these; comma-separated
+         * @example [
+         *   "digistore"
+         * ]
+         */
         "cart.in"?: string[];
-        /** @description event equal to this */
+        /**
+         * @description event equal to this
+         * @example sale
+         */
         event?: string;
-        /** @description event above this */
+        /**
+         * @description event above this
+         * @example sale
+         */
         "event.gt"?: string;
-        /** @description event at least this */
+        /**
+         * @description event at least this
+         * @example sale
+         */
         "event.gte"?: string;
-        /** @description event below this */
+        /**
+         * @description event below this
+         * @example sale
+         */
         "event.lt"?: string;
-        /** @description event at most this */
+        /**
+         * @description event at most this
+         * @example sale
+         */
         "event.lte"?: string;
         /** @description event from the first to the second, both included; comma-separated */
         "event.between"?: string[];
-        /** @description event equal to one of these; comma-separated */
+        /**
+         * @description event equal to one of these; comma-separated
+         * @example [
+         *   "sale"
+         * ]
+         */
         "event.in"?: string[];
-        /** @description cart_event equal to this */
+        /**
+         * @description cart_event equal to this
+         * @example on_payment
+         */
         cart_event?: string;
-        /** @description cart_event above this */
+        /**
+         * @description cart_event above this
+         * @example on_payment
+         */
         "cart_event.gt"?: string;
-        /** @description cart_event at least this */
+        /**
+         * @description cart_event at least this
+         * @example on_payment
+         */
         "cart_event.gte"?: string;
-        /** @description cart_event below this */
+        /**
+         * @description cart_event below this
+         * @example on_payment
+         */
         "cart_event.lt"?: string;
-        /** @description cart_event at most this */
+        /**
+         * @description cart_event at most this
+         * @example on_payment
+         */
         "cart_event.lte"?: string;
         /** @description cart_event from the first to the second, both included; comma-separated */
         "cart_event.between"?: string[];
-        /** @description cart_event equal to one of these; comma-separated */
+        /**
+         * @description cart_event equal to one of these; comma-separated
+         * @example [
+         *   "on_payment"
+         * ]
+         */
         "cart_event.in"?: string[];
-        /** @description receipt equal to this */
+        /**
+         * @description receipt equal to this
+         * @example DS-7K2M9Q
+         */
         receipt?: string;
-        /** @description receipt above this */
+        /**
+         * @description receipt above this
+         * @example DS-7K2M9Q
+         */
         "receipt.gt"?: string;
-        /** @description receipt at least this */
+        /**
+         * @description receipt at least this
+         * @example DS-7K2M9Q
+         */
         "receipt.gte"?: string;
-        /** @description receipt below this */
+        /**
+         * @description receipt below this
+         * @example DS-7K2M9Q
+         */
         "receipt.lt"?: string;
-        /** @description receipt at most this */
+        /**
+         * @description receipt at most this
+         * @example DS-7K2M9Q
+         */
         "receipt.lte"?: string;
         /** @description receipt from the first to the second, both included; comma-separated */
         "receipt.between"?: string[];
-        /** @description receipt equal to one of these; comma-separated */
+        /**
+         * @description receipt equal to one of these; comma-separated
+         * @example [
+         *   "DS-7K2M9Q"
+         * ]
+         */
         "receipt.in"?: string[];
         /** @description original_receipt equal to this */
         original_receipt?: string;
@@ -1986,35 +3982,78 @@ export interface operations {
         "original_receipt.between"?: string[];
         /** @description original_receipt equal to one of these; comma-separated */
         "original_receipt.in"?: string[];
-        /** @description test equal to this */
+        /**
+         * @description test equal to this
+         * @example false
+         */
         test?: "t" | "f" | "true" | "false";
-        /** @description status equal to this */
+        /**
+         * @description status equal to this
+         * @example converted
+         */
         status?: string;
-        /** @description status above this */
+        /**
+         * @description status above this
+         * @example converted
+         */
         "status.gt"?: string;
-        /** @description status at least this */
+        /**
+         * @description status at least this
+         * @example converted
+         */
         "status.gte"?: string;
-        /** @description status below this */
+        /**
+         * @description status below this
+         * @example converted
+         */
         "status.lt"?: string;
-        /** @description status at most this */
+        /**
+         * @description status at most this
+         * @example converted
+         */
         "status.lte"?: string;
         /** @description status from the first to the second, both included; comma-separated */
         "status.between"?: string[];
-        /** @description status equal to one of these; comma-separated */
+        /**
+         * @description status equal to one of these; comma-separated
+         * @example [
+         *   "converted"
+         * ]
+         */
         "status.in"?: string[];
-        /** @description conversion_id equal to this */
+        /**
+         * @description conversion_id equal to this
+         * @example 4087
+         */
         conversion_id?: number;
-        /** @description conversion_id above this */
+        /**
+         * @description conversion_id above this
+         * @example 4087
+         */
         "conversion_id.gt"?: number;
-        /** @description conversion_id at least this */
+        /**
+         * @description conversion_id at least this
+         * @example 4087
+         */
         "conversion_id.gte"?: number;
-        /** @description conversion_id below this */
+        /**
+         * @description conversion_id below this
+         * @example 4087
+         */
         "conversion_id.lt"?: number;
-        /** @description conversion_id at most this */
+        /**
+         * @description conversion_id at most this
+         * @example 4087
+         */
         "conversion_id.lte"?: number;
         /** @description conversion_id from the first to the second, both included; comma-separated */
         "conversion_id.between"?: number[];
-        /** @description conversion_id equal to one of these; comma-separated */
+        /**
+         * @description conversion_id equal to one of these; comma-separated
+         * @example [
+         *   4087
+         * ]
+         */
         "conversion_id.in"?: number[];
       };
     };
@@ -2042,6 +4081,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -2053,113 +4093,268 @@ export interface operations {
       query?: {
         /** @description Page number, from 1; default 1 */
         page?: number;
-        /** @description id equal to this */
+        /**
+         * @description id equal to this
+         * @example 12
+         */
         id?: number;
-        /** @description id above this */
+        /**
+         * @description id above this
+         * @example 12
+         */
         "id.gt"?: number;
-        /** @description id at least this */
+        /**
+         * @description id at least this
+         * @example 12
+         */
         "id.gte"?: number;
-        /** @description id below this */
+        /**
+         * @description id below this
+         * @example 12
+         */
         "id.lt"?: number;
-        /** @description id at most this */
+        /**
+         * @description id at most this
+         * @example 12
+         */
         "id.lte"?: number;
         /** @description id from the first to the second, both included; comma-separated */
         "id.between"?: number[];
-        /** @description id equal to one of these; comma-separated */
+        /**
+         * @description id equal to one of these; comma-separated
+         * @example [
+         *   12
+         * ]
+         */
         "id.in"?: number[];
-        /** @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-20T14:03:11Z
+         */
         created_at?: string;
-        /** @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-20T14:03:11Z
+         */
         "created_at.gt"?: string;
-        /** @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-20T14:03:11Z
+         */
         "created_at.gte"?: string;
-        /** @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-20T14:03:11Z
+         */
         "created_at.lt"?: string;
-        /** @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description created_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-20T14:03:11Z
+         */
         "created_at.lte"?: string;
         /** @description created_at from the first to the second, both included; comma-separated */
         "created_at.between"?: string[];
-        /** @description created_at equal to one of these; comma-separated */
+        /**
+         * @description created_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-11-20T14:03:11Z"
+         * ]
+         */
         "created_at.in"?: string[];
-        /** @description updated_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description updated_at equal to this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-21T09:45:02Z
+         */
         updated_at?: string;
-        /** @description updated_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description updated_at above this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-21T09:45:02Z
+         */
         "updated_at.gt"?: string;
-        /** @description updated_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description updated_at at least this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-21T09:45:02Z
+         */
         "updated_at.gte"?: string;
-        /** @description updated_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description updated_at below this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-21T09:45:02Z
+         */
         "updated_at.lt"?: string;
-        /** @description updated_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp */
+        /**
+         * @description updated_at at most this: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp
+         * @example 2026-11-21T09:45:02Z
+         */
         "updated_at.lte"?: string;
         /** @description updated_at from the first to the second, both included; comma-separated */
         "updated_at.between"?: string[];
-        /** @description updated_at equal to one of these; comma-separated */
+        /**
+         * @description updated_at equal to one of these; comma-separated
+         * @example [
+         *   "2026-11-21T09:45:02Z"
+         * ]
+         */
         "updated_at.in"?: string[];
-        /** @description name equal to this */
+        /**
+         * @description name equal to this
+         * @example hero.png
+         */
         name?: string;
-        /** @description name above this */
+        /**
+         * @description name above this
+         * @example hero.png
+         */
         "name.gt"?: string;
-        /** @description name at least this */
+        /**
+         * @description name at least this
+         * @example hero.png
+         */
         "name.gte"?: string;
-        /** @description name below this */
+        /**
+         * @description name below this
+         * @example hero.png
+         */
         "name.lt"?: string;
-        /** @description name at most this */
+        /**
+         * @description name at most this
+         * @example hero.png
+         */
         "name.lte"?: string;
         /** @description name from the first to the second, both included; comma-separated */
         "name.between"?: string[];
-        /** @description name equal to one of these; comma-separated */
+        /**
+         * @description name equal to one of these; comma-separated
+         * @example [
+         *   "hero.png"
+         * ]
+         */
         "name.in"?: string[];
-        /** @description folder equal to this */
+        /**
+         * @description folder equal to this
+         * @example landing/v2
+         */
         folder?: string;
-        /** @description folder above this */
+        /**
+         * @description folder above this
+         * @example landing/v2
+         */
         "folder.gt"?: string;
-        /** @description folder at least this */
+        /**
+         * @description folder at least this
+         * @example landing/v2
+         */
         "folder.gte"?: string;
-        /** @description folder below this */
+        /**
+         * @description folder below this
+         * @example landing/v2
+         */
         "folder.lt"?: string;
-        /** @description folder at most this */
+        /**
+         * @description folder at most this
+         * @example landing/v2
+         */
         "folder.lte"?: string;
         /** @description folder from the first to the second, both included; comma-separated */
         "folder.between"?: string[];
-        /** @description folder equal to one of these; comma-separated */
+        /**
+         * @description folder equal to one of these; comma-separated
+         * @example [
+         *   "landing/v2"
+         * ]
+         */
         "folder.in"?: string[];
-        /** @description image equal to this */
+        /**
+         * @description image equal to this
+         * @example true
+         */
         image?: "t" | "f" | "true" | "false";
-        /** @description video equal to this */
+        /**
+         * @description video equal to this
+         * @example false
+         */
         video?: "t" | "f" | "true" | "false";
-        /** @description script equal to this */
+        /**
+         * @description script equal to this
+         * @example false
+         */
         script?: "t" | "f" | "true" | "false";
-        /** @description style equal to this */
+        /**
+         * @description style equal to this
+         * @example false
+         */
         style?: "t" | "f" | "true" | "false";
-        /** @description text equal to this */
+        /**
+         * @description text equal to this
+         * @example false
+         */
         text?: "t" | "f" | "true" | "false";
-        /** @description width equal to this */
+        /**
+         * @description width equal to this
+         * @example 1200
+         */
         width?: number;
-        /** @description width above this */
+        /**
+         * @description width above this
+         * @example 1200
+         */
         "width.gt"?: number;
-        /** @description width at least this */
+        /**
+         * @description width at least this
+         * @example 1200
+         */
         "width.gte"?: number;
-        /** @description width below this */
+        /**
+         * @description width below this
+         * @example 1200
+         */
         "width.lt"?: number;
-        /** @description width at most this */
+        /**
+         * @description width at most this
+         * @example 1200
+         */
         "width.lte"?: number;
         /** @description width from the first to the second, both included; comma-separated */
         "width.between"?: number[];
-        /** @description width equal to one of these; comma-separated */
+        /**
+         * @description width equal to one of these; comma-separated
+         * @example [
+         *   1200
+         * ]
+         */
         "width.in"?: number[];
-        /** @description height equal to this */
+        /**
+         * @description height equal to this
+         * @example 630
+         */
         height?: number;
-        /** @description height above this */
+        /**
+         * @description height above this
+         * @example 630
+         */
         "height.gt"?: number;
-        /** @description height at least this */
+        /**
+         * @description height at least this
+         * @example 630
+         */
         "height.gte"?: number;
-        /** @description height below this */
+        /**
+         * @description height below this
+         * @example 630
+         */
         "height.lt"?: number;
-        /** @description height at most this */
+        /**
+         * @description height at most this
+         * @example 630
+         */
         "height.lte"?: number;
         /** @description height from the first to the second, both included; comma-separated */
         "height.between"?: number[];
-        /** @description height equal to one of these; comma-separated */
+        /**
+         * @description height equal to one of these; comma-separated
+         * @example [
+         *   630
+         * ]
+         */
         "height.in"?: number[];
         /** @description url equal to this */
         url?: string;
@@ -2175,9 +4370,15 @@ export interface operations {
         "url.between"?: string[];
         /** @description url equal to one of these; comma-separated */
         "url.in"?: string[];
-        /** @description async equal to this */
+        /**
+         * @description async equal to this
+         * @example false
+         */
         async?: "t" | "f" | "true" | "false";
-        /** @description defer equal to this */
+        /**
+         * @description defer equal to this
+         * @example false
+         */
         defer?: "t" | "f" | "true" | "false";
       };
     };
@@ -2205,6 +4406,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -2215,22 +4417,40 @@ export interface operations {
     requestBody: {
       content: {
         "multipart/form-data": {
-          /** @description 1 to 255 characters, no /; required with content and url */
+          /**
+           * @description 1 to 255 characters, no /; required with content and url
+           * @example hero.png
+           */
           name?: string;
-          /** @description Text content; makes a local asset */
+          /**
+           * @description Text content; makes a local asset
+           * @example body { color: teal }
+           */
           content?: string;
           /**
            * Format: binary
            * @description An uploaded file; makes a local asset
            */
           file?: string;
-          /** @description Absolute http(s) address; makes a remote asset */
+          /**
+           * @description Absolute http(s) address; makes a remote asset
+           * @example https://cdn.example.com/videos/sales-letter.mp4
+           */
           url?: string;
-          /** @description Pixels, for images */
+          /**
+           * @description Pixels, for images
+           * @example 1200
+           */
           width?: string;
-          /** @description Pixels, for images */
+          /**
+           * @description Pixels, for images
+           * @example 630
+           */
           height?: string;
-          /** @description Folder path, names joined by /; "" is the root */
+          /**
+           * @description Folder path, names joined by /; "" is the root
+           * @example landing/v2
+           */
           folder?: string;
           /**
            * @description For scripts
@@ -2284,6 +4504,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /** Get an asset */
@@ -2343,6 +4564,7 @@ export interface operations {
       404: components["responses"]["NotFound"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -2359,22 +4581,40 @@ export interface operations {
     requestBody: {
       content: {
         "multipart/form-data": {
-          /** @description 1 to 255 characters, no /; required with content and url */
+          /**
+           * @description 1 to 255 characters, no /; required with content and url
+           * @example hero.png
+           */
           name?: string;
-          /** @description Text content; makes a local asset */
+          /**
+           * @description Text content; makes a local asset
+           * @example body { color: teal }
+           */
           content?: string;
           /**
            * Format: binary
            * @description An uploaded file; makes a local asset
            */
           file?: string;
-          /** @description Absolute http(s) address; makes a remote asset */
+          /**
+           * @description Absolute http(s) address; makes a remote asset
+           * @example https://cdn.example.com/videos/sales-letter.mp4
+           */
           url?: string;
-          /** @description Pixels, for images */
+          /**
+           * @description Pixels, for images
+           * @example 1200
+           */
           width?: string;
-          /** @description Pixels, for images */
+          /**
+           * @description Pixels, for images
+           * @example 630
+           */
           height?: string;
-          /** @description Folder path, names joined by /; "" is the root */
+          /**
+           * @description Folder path, names joined by /; "" is the root
+           * @example landing/v2
+           */
           folder?: string;
           /**
            * @description For scripts
@@ -2425,6 +4665,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /** Delete an asset */
@@ -2446,6 +4687,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
   /**
@@ -2460,14 +4702,18 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The bytes, with the Content-Type they are served with */
       200: {
-        content: never;
+        content: {
+          "application/octet-stream": string;
+        };
       };
       400: components["responses"]["BadRequest"];
       401: components["responses"]["Unauthorized"];
+      404: components["responses"]["NotFound"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
     };
   };
 }

@@ -89,6 +89,13 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         description: 'A local asset: its bytes, with ETag, Last-Modified and byte ranges. A remote asset: 302 to its url.',
         tags: ['assets'],
         params: IdParams,
+        response: {
+          200: {
+            description: 'The bytes, with the Content-Type they are served with',
+            content: { 'application/octet-stream': { schema: Type.Unsafe<Buffer>(Type.String({ format: 'binary' })) } },
+          },
+          404: ErrorMessage,
+        },
       },
       validatorCompiler: documentationOnly,
       // Bytes as stored, so that ranges and Content-Length hold; public delivery sends them so too.

@@ -3,6 +3,28 @@ import { catalogueFromSchema } from '../filters/catalogue.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** An uploaded image: the example of the OpenAPI document. */
+const EXAMPLE = {
+  id: 12,
+  created_at: '2026-11-20T14:03:11Z',
+  updated_at: '2026-11-21T09:45:02Z',
+  name: 'hero.png',
+  folder: 'landing/v2',
+  image: true,
+  video: false,
+  script: false,
+  style: false,
+  text: false,
+  width: 1200,
+  height: 630,
+  url: null,
+  async: false,
+  defer: false,
+  size: 84213,
+  content_type: 'image/png',
+  public_url: 'https://acds.example.com/public/3f9c2a71d04be815/5b0e9d2c7a41f8863e10c4d2',
+};
+
 /**
  * An asset as the API returns it (docs/api.md, "Assets"): every field is always present, `null`
  * when unknown or not applicable (width and height of a non-image, url of a local asset).
@@ -30,7 +52,7 @@ export const AssetEntry = Type.Object(
     content_type: nullable(Type.String({ description: 'Content type a local asset is served with' })),
     public_url: nullable(Type.String({ description: 'Where a web page can embed a local asset without a key; stable across renames and moves' })),
   },
-  { additionalProperties: false, $id: 'AssetEntry' },
+  { additionalProperties: false, $id: 'AssetEntry', examples: [EXAMPLE] },
 );
 export type AssetEntry = Static<typeof AssetEntry>;
 
@@ -58,7 +80,7 @@ export const TYPE_FLAGS = ['image', 'video', 'script', 'style', 'text'] as const
 export type TypeFlag = (typeof TYPE_FLAGS)[number];
 export type TypeFlags = Record<TypeFlag, boolean>;
 
-const formText = (description: string) => Type.Optional(Type.String({ description }));
+const formText = (description: string, example: string) => Type.Optional(Type.String({ description, examples: [example] }));
 const formFlag = (description: string) => Type.Optional(Type.String({ enum: ['t', 'f', 'true', 'false'], description }));
 
 /**
@@ -68,13 +90,13 @@ const formFlag = (description: string) => Type.Optional(Type.String({ enum: ['t'
  * fields go together, and what their values may be, are the service's rules (service.ts, rules.ts).
  */
 export const AssetFormFields = Type.Object({
-  name: formText('1 to 255 characters, no /; required with content and url'),
-  content: formText('Text content; makes a local asset'),
+  name: formText('1 to 255 characters, no /; required with content and url', 'hero.png'),
+  content: formText('Text content; makes a local asset', 'body { color: teal }'),
   file: Type.Optional(Type.String({ format: 'binary', description: 'An uploaded file; makes a local asset' })),
-  url: formText('Absolute http(s) address; makes a remote asset'),
-  width: formText('Pixels, for images'),
-  height: formText('Pixels, for images'),
-  folder: formText('Folder path, names joined by /; "" is the root'),
+  url: formText('Absolute http(s) address; makes a remote asset', 'https://cdn.example.com/videos/sales-letter.mp4'),
+  width: formText('Pixels, for images', '1200'),
+  height: formText('Pixels, for images', '630'),
+  folder: formText('Folder path, names joined by /; "" is the root', 'landing/v2'),
   async: formFlag('For scripts'),
   defer: formFlag('For scripts'),
   image: formFlag('Overrides the detected type'),

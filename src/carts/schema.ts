@@ -8,6 +8,23 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
+/** A Digistore24 payment that made a conversion: the example of the OpenAPI document. */
+const EXAMPLE = {
+  id: 31,
+  received_at: '2026-11-22T11:59:51Z',
+  occurred_at: '2026-11-22T11:59:48Z',
+  cart: 'digistore',
+  event: 'sale',
+  cart_event: 'on_payment',
+  receipt: 'DS-7K2M9Q',
+  original_receipt: null,
+  test: false,
+  status: 'converted',
+  problem: null,
+  conversion_id: 4087,
+  payload: 'event=on_payment&order_id=DS-7K2M9Q&amount=47.00&currency=USD&product_id=81234&address_country=US',
+};
+
 /** A cart event as the API returns it (docs/api.md, "Cart events"). */
 export const CartEventEntry = Type.Object(
   {
@@ -25,7 +42,7 @@ export const CartEventEntry = Type.Object(
     conversion_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The conversion it made, or found already made from the same receipt' }),
     payload: Type.String({ description: 'The notification as received (ClickBank: decrypted), as text' }),
   },
-  { additionalProperties: false, $id: 'CartEventEntry' },
+  { additionalProperties: false, $id: 'CartEventEntry', examples: [EXAMPLE] },
 );
 export type CartEventEntry = Static<typeof CartEventEntry>;
 

@@ -19,6 +19,49 @@ export const Product = Type.Object(
   { additionalProperties: false },
 );
 
+/** An upsell as the list shows it: the example of the OpenAPI document, from examples/conversions.ndjson. */
+const EXAMPLE = {
+  id: 2,
+  created_at: '2026-03-01T09:19:30Z',
+  cart_integration: 'clickbank',
+  receipt: 'CB-1002',
+  original_receipt: 'CB-1001',
+  amount: 117,
+  tax_amount: 0,
+  shipping_amount: 0,
+  products: [{ sku: 'KETO-3', price: 117, qty: 1 }],
+  email: 'ada@example.com',
+  user_id: 'u1',
+  page_id: 1002,
+  page_version: 'a',
+  upsell_flow_id: 'flow-1',
+  upsell_session: 's-1',
+  upsell_path: '1001>1002',
+  upsell_group: 'upsell',
+  upsell_step: 1,
+  country: 'US',
+  mobile: true,
+  affiliate: 'aff_alpha',
+  vendor: 'acme',
+  role: 'upsell',
+  tracking_codes: ['tc-facebook'],
+  referrer: 'https://www.facebook.com/',
+  referrer_name: 'Facebook',
+  referrer_medium: 'social',
+  joint_venture_order: null,
+  currency: 'USD',
+  hostname: 'shop.example.com',
+  utm_source: 'facebook',
+  utm_medium: 'cpc',
+  utm_campaign: 'spring-sale',
+  utm_content: 'ad-1',
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  zip_code: '10001',
+  payment_method: 'creditcard',
+  affiliate_payouts: [58.5],
+};
+
 /**
  * A conversion as the API returns it (docs/api.md, "Conversions"). `country` is the buyer's
  * country (ISO 3166-1 alpha-2, upper case), the field the original interface called "the service".
@@ -66,7 +109,7 @@ export const ConversionEntry = Type.Object(
     payment_method: nullable(Type.Union(PAYMENT_METHODS.map((method) => Type.Literal(method)))),
     affiliate_payouts: Type.Array(Type.Number(), { maxItems: MAX_ITEMS }),
   },
-  { additionalProperties: false, $id: 'ConversionEntry' },
+  { additionalProperties: false, $id: 'ConversionEntry', examples: [EXAMPLE] },
 );
 export type ConversionEntry = Static<typeof ConversionEntry>;
 

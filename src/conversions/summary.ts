@@ -24,19 +24,25 @@ const Measures = {
 };
 const GroupKeyValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 
+/** What the example data's spring sale brought from facebook on its first day: the example of the OpenAPI document. */
+const EXAMPLE_MEASURES = { conversions: 2, amount: 166, tax_amount: 0, shipping_amount: 4.95, average_amount: 83, buyers: 1 };
+
 /** The answer of GET /api/v1/conversions/summary. */
-export const ConversionSummary = Type.Object({
-  groups: Type.Array(
-    Type.Object({
-      key: Type.Record(Type.String(), GroupKeyValue, {
-        description: 'One property per group_by key: a time bucket as the local date of its start (an hour as YYYY-MM-DDTHH:00), a column as its value',
+export const ConversionSummary = Type.Object(
+  {
+    groups: Type.Array(
+      Type.Object({
+        key: Type.Record(Type.String(), GroupKeyValue, {
+          description: 'One property per group_by key: a time bucket as the local date of its start (an hour as YYYY-MM-DDTHH:00), a column as its value',
+        }),
+        ...Measures,
       }),
-      ...Measures,
-    }),
-    { description: `In key order, at most ${MAX_SUMMARY_GROUPS}` },
-  ),
-  totals: Type.Object(Measures, { description: 'Over every matching conversion, each counted once' }),
-});
+      { description: `In key order, at most ${MAX_SUMMARY_GROUPS}` },
+    ),
+    totals: Type.Object(Measures, { description: 'Over every matching conversion, each counted once' }),
+  },
+  { examples: [{ groups: [{ key: { day: '2026-03-01', utm_source: 'facebook' }, ...EXAMPLE_MEASURES }], totals: EXAMPLE_MEASURES }] },
+);
 export type ConversionSummary = Static<typeof ConversionSummary>;
 
 /** What a summary asks: the list's filters, the keys to group by (time buckets or columns), the time zone of the buckets. */

@@ -18,6 +18,8 @@ export interface FilterColumn {
   type: ColumnType;
   /** Only for `stringArray`: where the elements live. */
   storage?: ArrayStorage;
+  /** One value to filter it by, from the entry schema's example, for the OpenAPI document; absent where the example has none. */
+  example?: string | number | boolean;
 }
 
 /** The filterable columns of one resource, by name. */
@@ -35,9 +37,16 @@ export function catalogueFromSchema(entry: TObject, filterable: readonly string[
     const type = columnTypeOf(property);
     if (!type) throw new Error(`no filter type for column ${name}`);
     if (type === 'stringArray' && !arrays[name]) throw new Error(`array column ${name} needs its storage`);
-    catalogue.set(name, { name, type, ...(type === 'stringArray' ? { storage: arrays[name] } : {}) });
+    const example = exampleValue((entry as { examples?: Record<string, unknown>[] }).examples?.[0]?.[name]);
+    catalogue.set(name, { name, type, ...(type === 'stringArray' ? { storage: arrays[name] } : {}), ...(example === undefined ? {} : { example }) });
   }
   return catalogue;
+}
+
+/** A filter value from an example entry's field: an array's first element; none for null. */
+function exampleValue(field: unknown): FilterColumn['example'] {
+  const value = Array.isArray(field) ? field[0] : field;
+  return ['string', 'number', 'boolean'].includes(typeof value) ? value : undefined;
 }
 
 /** The one non-null type of a schema: `X | null` and unions of literals of one type reduce to it. */

@@ -57,7 +57,10 @@ export function listQueryDocs(catalogue: Catalogue) {
 export function filterQueryDocs(catalogue: Catalogue, params: Record<string, TSchema>) {
   const properties: Record<string, TSchema> = { ...params };
   for (const column of catalogue.values()) {
-    const value = (description: string) => filterValue(column.type, description);
+    // A boolean filter is written t, f, true or false.
+    const example = column.type === 'boolean' ? String(column.example) : column.example;
+    const examples = (value: unknown) => (column.example === undefined ? {} : { examples: [value] });
+    const value = (description: string) => filterValue(column.type, { description, ...examples(example) });
     properties[column.name] = Type.Optional(value(`${column.name} equal to this${column.type === 'stringArray' ? ' (one of its elements)' : ''}`));
     if (column.type === 'boolean') continue;
     for (const [modifier, op] of COMPARISONS) properties[`${column.name}.${modifier}`] = Type.Optional(value(`${column.name} ${op} this`));
@@ -69,7 +72,12 @@ export function filterQueryDocs(catalogue: Catalogue, params: Record<string, TSc
       }),
     );
     properties[`${column.name}.in`] = Type.Optional(
-      Type.Array(filterValue(column.type), { minItems: 1, maxItems: MAX_LIST_VALUES, description: `${column.name} equal to one of these; comma-separated` }),
+      Type.Array(filterValue(column.type), {
+        minItems: 1,
+        maxItems: MAX_LIST_VALUES,
+        description: `${column.name} equal to one of these; comma-separated`,
+        ...examples([example]),
+      }),
     );
   }
   // Typed as what the query string parser hands the route, repeated parameters as arrays, since
@@ -85,20 +93,22 @@ const COMPARISONS = [
 ] as const satisfies readonly (readonly [Modifier, string])[];
 
 /** One value of a filter on a column of `type`, as the filter engine parses it. */
-function filterValue(type: ColumnType, description?: string): TSchema {
-  const described = description === undefined ? {} : { description };
+function filterValue(type: ColumnType, annotations: { description?: string; examples?: unknown[] } = {}): TSchema {
   switch (type) {
     case 'integer':
-      return Type.Integer(described);
+      return Type.Integer(annotations);
     case 'number':
-      return Type.Number(described);
+      return Type.Number(annotations);
     case 'boolean':
-      return Type.String({ enum: ['t', 'f', 'true', 'false'], ...described });
+      return Type.String({ enum: ['t', 'f', 'true', 'false'], ...annotations });
     case 'timestamp':
-      return Type.String({ description: `${description ?? 'A time'}: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp` });
+      return Type.String({
+        ...annotations,
+        description: `${annotations.description ?? 'A time'}: a date such as 2026-11-22 (the whole day, UTC) or an RFC 3339 timestamp`,
+      });
     case 'string':
     case 'stringArray':
-      return Type.String({ maxLength: MAX_VALUE_LENGTH, ...described });
+      return Type.String({ maxLength: MAX_VALUE_LENGTH, ...annotations });
   }
 }
 

@@ -21,17 +21,20 @@ const COMMON_HEADERS = {
   'X-RateLimit-Reset': ref('RateLimitReset'),
 };
 
-const errorAnswer = (description: string) => ({
+const errorAnswer = (description: string, example: string) => ({
   description,
   headers: COMMON_HEADERS,
-  content: { 'application/json': { schema: { type: 'string', description: 'What went wrong and how to fix it' } } },
+  content: { 'application/json': { schema: { type: 'string', description: 'What went wrong and how to fix it' }, example } },
 });
 
 /** The answers every operation of the API may give, by status. */
 const SHARED_RESPONSES = {
-  '400': ['BadRequest', errorAnswer('The request is not valid; the message names the parameter or field at fault')],
-  '401': ['Unauthorized', errorAnswer('No API key, or one that is not known')],
-  '404': ['NotFound', errorAnswer('Nothing of the account has this id')],
+  '400': [
+    'BadRequest',
+    errorAnswer('The request is not valid; the message names the parameter or field at fault', 'page must be a whole number of at least 1'),
+  ],
+  '401': ['Unauthorized', errorAnswer('No API key, or one that is not known', 'invalid API key')],
+  '404': ['NotFound', errorAnswer('Nothing of the account has this id', 'there is no asset with id 12')],
   '429': [
     'TooManyRequests',
     {
@@ -39,7 +42,14 @@ const SHARED_RESPONSES = {
       headers: { ...COMMON_HEADERS, 'Retry-After': ref('RetryAfter') },
     },
   ],
-  '500': ['InternalError', errorAnswer('The service failed; the message is generic and the log has the details under the request id')],
+  '500': ['InternalError', errorAnswer('The service failed; the message is generic and the log has the details under the request id', 'internal error')],
+  '503': [
+    'Unavailable',
+    errorAnswer(
+      'The database did not answer in time (STATEMENT_TIMEOUT_MS) or was busy with another write; nothing was changed, so the request may be sent again',
+      'the database took longer than 15 s over this request and it was stopped: ask again later (a list can also be narrowed by more selective filters)',
+    ),
+  ],
 } as const;
 
 /**
@@ -71,7 +81,7 @@ export function openApiOptions(publicUrl: string | undefined): FastifyDynamicSwa
 }
 
 /**
- * Every operation of the API answers 400, 401, 429 and 500 alike (and 404 where it declares one):
+ * Every operation of the API answers 400, 401, 429, 500 and 503 alike (and 404 where it declares one):
  * those answers become references to one declaration each, with their headers.
  */
 export function withSharedResponses(document: Document): Document {

@@ -104,19 +104,46 @@ describe('the OpenAPI document', () => {
     assert.deepEqual([between.schema.minItems, between.schema.maxItems], [2, 2]);
   });
 
-  test('refers every operation of the API to the shared 400, 401, 429 and 500 answers, which carry the request id and the rate limit', () => {
+  test('refers every operation of the API to the shared 400, 401, 429, 500 and 503 answers, which carry the request id and the rate limit', () => {
     for (const { path, method, operation } of operations().filter(({ path }) => path.startsWith('/api/'))) {
       for (const [status, name] of [
         ['400', 'BadRequest'],
         ['401', 'Unauthorized'],
         ['429', 'TooManyRequests'],
         ['500', 'InternalError'],
+        ['503', 'Unavailable'],
       ] as const)
         assert.equal(operation.responses[status]?.$ref, `#/components/responses/${name}`, `${method} ${path} ${status}`);
     }
-    assert.equal(document.paths['/api/v1/assets/{id}']!.get!.responses['404']?.$ref, '#/components/responses/NotFound');
+    for (const path of ['/api/v1/assets/{id}', '/api/v1/assets/{id}/content'])
+      assert.equal(document.paths[path]!.get!.responses['404']?.$ref, '#/components/responses/NotFound', path);
     const tooMany = document.components.responses.TooManyRequests!;
     for (const header of ['Retry-After', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
       assert.ok(header in tooMany.headers, header);
+  });
+
+  // Redocly's no-invalid-*-examples rules (redocly.yaml) check each example against its schema.
+  test('gives examples of every entry, the summary, every error, the form fields and the filters the example entry has values for', () => {
+    for (const [name, schema] of Object.entries(document.components.schemas)) assert.ok('example' in (schema as object), name);
+    for (const [name, answer] of Object.entries(document.components.responses as Record<string, { content?: Record<string, { example?: unknown }> }>)) {
+      if (answer.content) assert.equal(typeof answer.content['application/json']?.example, 'string', name);
+    }
+    const summary = document.paths['/api/v1/conversions/summary']!.get!.responses['200'] as unknown as { content: Record<string, { example?: unknown }> };
+    assert.ok(summary.content['application/json']!.example);
+    const form = (
+      document.paths['/api/v1/assets']!.post as unknown as {
+        requestBody: { content: Record<string, { schema: { properties: Record<string, { example?: unknown }> } }> };
+      }
+    ).requestBody.content['multipart/form-data']!.schema.properties;
+    assert.equal(form.name?.example, 'hero.png');
+    const parameters = new Map(
+      document.paths['/api/v1/conversions']!.get!.parameters!.map((parameter) => [parameter.name, parameter as Parameter & { example?: unknown }]),
+    );
+    assert.equal(parameters.get('utm_source')?.example, 'facebook');
+    assert.equal(parameters.get('amount.gte')?.example, 117);
+    assert.deepEqual(parameters.get('cart_integration.in')?.example, ['clickbank']);
+    assert.equal(parameters.get('tracking_codes')?.example, 'tc-facebook', "an array column's example is one of its elements");
+    assert.equal(parameters.get('mobile')?.example, 'true', 'as a boolean filter is written');
+    assert.equal(parameters.get('joint_venture_order')?.example, undefined, 'null in the example entry: no example');
   });
 });
