@@ -28,6 +28,8 @@ export interface TransportOptions {
   maxRateLimitWaitSeconds?: number;
   /** How many times a request that is safe to repeat is repeated after a network failure (default 2). */
   networkRetries?: number;
+  /** Told before each wait for a 429, with the seconds it will wait: a page can say so meanwhile. */
+  onRateLimitWait?: (seconds: number) => void;
   /** The fetch to use (default: the global one). */
   fetch?: typeof globalThis.fetch;
 }
@@ -115,6 +117,7 @@ export class Transport {
         const seconds = retryAfterSeconds(response.headers.get('retry-after'));
         if (waitedSeconds + seconds <= this.maxWaitSeconds) {
           waitedSeconds += seconds;
+          this.options.onRateLimitWait?.(seconds);
           await response.body?.cancel();
           await sleep(seconds * 1000, signal);
           continue;

@@ -269,13 +269,15 @@ describe('@acds/client and the rate limit', () => {
   });
   after(() => ctx?.close());
 
-  test("a 429 is waited out by the service's Retry-After, and the call answers", async () => {
-    const client = new AcdsClient({ baseUrl, apiKey: key });
+  test("a 429 is waited out by the service's Retry-After, told to onRateLimitWait first, and the call answers", async () => {
+    const waits: number[] = [];
+    const client = new AcdsClient({ baseUrl, apiKey: key, onRateLimitWait: (seconds) => waits.push(seconds) });
     const began = Date.now();
     const pages = [];
     for (let index = 0; index < 3; index++) pages.push(await client.conversions.page());
     assert.equal(pages.length, 3);
     assert.ok(Date.now() - began >= 500, 'the third waited for the window to end');
+    assert.ok(waits.length >= 1 && waits.every((seconds) => seconds >= 1), `told of waits: ${waits.join(', ')}`);
   });
 
   test('a 429 is thrown at once when the call says not to wait, or the wait would be too long', async () => {
