@@ -11,6 +11,7 @@ import { assetRoutes } from './assets/routes.js';
 import { AssetService } from './assets/service.js';
 import { sweepOrphanedBlobs } from './assets/sweeper.js';
 import type { Config } from './config.js';
+import { consoleRoutes } from './console/routes.js';
 import { conversionRoutes } from './conversions/routes.js';
 import { busy, tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
@@ -143,6 +144,7 @@ export async function buildApp({
     rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },
   });
   await app.register(operationsRoutes, { database, blobs, redis, metrics });
+  await app.register(consoleRoutes);
   await app.register(cartHookRoutes, {
     carts,
     metrics,

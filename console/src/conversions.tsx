@@ -1,0 +1,262 @@
+import type { AcdsClient, ConversionEntry, ConversionFilters, Page } from '@acds/client';
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { conversionFilters, type FilterColumn } from './catalogue';
+import { type Clause, clausesOf, filtersOf, queryOf } from './query';
+import { messageOf } from './session';
+
+const DEFAULT_COLUMNS = ['id', 'created_at', 'cart_integration', 'receipt', 'amount', 'currency', 'country', 'utm_source'];
+
+export interface QueryProps {
+  client: AcdsClient;
+  query: string;
+  onQuery: (query: string) => void;
+}
+
+export function ConversionsTab({ client, query, onQuery }: QueryProps) {
+  const [page, setPage] = useState(1);
+  const [answer, setAnswer] = useState<Page<ConversionEntry>>();
+  const [problem, setProblem] = useState('');
+  const [columns, setColumns] = useState(DEFAULT_COLUMNS);
+  const [opened, setOpened] = useState<ConversionEntry>();
+  const entryDialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(() => {
+    let current = true;
+    setProblem('');
+    client.conversions
+      .page(filtersOf(query) as ConversionFilters, page)
+      .then((found) => current && setAnswer(found))
+      .catch((error) => current && setProblem(messageOf(error)));
+    return () => {
+      current = false;
+    };
+  }, [client, query, page]);
+
+  const exportCsv = async () => {
+    try {
+      const chunks: string[] = [];
+      for await (const chunk of client.conversions.export(filtersOf(query) as ConversionFilters, { format: 'csv' })) chunks.push(chunk);
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }));
+      link.download = 'conversions.csv';
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (error) {
+      setProblem(messageOf(error));
+    }
+  };
+
+  const allColumns = answer?.entries[0] ? Object.keys(answer.entries[0]) : DEFAULT_COLUMNS;
+  return (
+    <section aria-label="Conversions">
+      <QueryEditor
+        client={client}
+        query={query}
+        onQuery={(next) => {
+          setPage(1);
+          onQuery(next);
+        }}
+      />
+      <div class="toolbar">
+        <output aria-label="Total">{answer ? `${answer.totalEntries.toLocaleString()} conversion${answer.totalEntries === 1 ? '' : 's'}` : 'Counting…'}</output>
+        <details class="columns">
+          <summary>Columns</summary>
+          {allColumns.map((name) => (
+            <label key={name}>
+              <input
+                type="checkbox"
+                checked={columns.includes(name)}
+                onChange={(event) =>
+                  setColumns(
+                    event.currentTarget.checked
+                      ? allColumns.filter((each) => each === name || columns.includes(each))
+                      : columns.filter((each) => each !== name),
+                  )
+                }
+              />
+              {name}
+            </label>
+          ))}
+        </details>
+        <button type="button" onClick={exportCsv}>
+          Export CSV
+        </button>
+      </div>
+      {problem && (
+        <p role="alert" class="problem">
+          {problem}
+        </p>
+      )}
+      <div class="table-frame">
+        <table>
+          <thead>
+            <tr>
+              {columns.map((name) => (
+                <th key={name} scope="col">
+                  {name}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {answer?.entries.map((entry) => (
+              <tr key={entry.id}>
+                {columns.map((name, index) => (
+                  <td key={name}>
+                    {index === 0 ? (
+                      <button
+                        type="button"
+                        class="link"
+                        aria-label={`Open conversion ${entry.id}`}
+                        onClick={() => {
+                          setOpened(entry);
+                          entryDialog.current?.showModal();
+                        }}
+                      >
+                        {cell(entry, name)}
+                      </button>
+                    ) : (
+                      cell(entry, name)
+                    )}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {answer && answer.totalPages > 1 && (
+        <nav class="pager" aria-label="Pages">
+          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {answer.page} of {answer.totalPages}
+          </span>
+          <button type="button" disabled={page >= answer.totalPages} onClick={() => setPage(page + 1)}>
+            Next
+          </button>
+        </nav>
+      )}
+      <dialog ref={entryDialog} aria-label={opened ? `Conversion ${opened.id}` : 'Conversion'}>
+        {opened && (
+          <>
+            <h2>Conversion {opened.id}</h2>
+            <dl class="entry">
+              {Object.entries(opened).map(([name, value]) => (
+                <Fragment key={name}>
+                  <dt>{name}</dt>
+                  <dd>{typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}</dd>
+                </Fragment>
+              ))}
+            </dl>
+          </>
+        )}
+        <form method="dialog">
+          <button type="submit">Close</button>
+        </form>
+      </dialog>
+    </section>
+  );
+}
+
+function cell(entry: ConversionEntry, name: string): string {
+  const value = (entry as Record<string, unknown>)[name];
+  if (value === null || value === undefined) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * The filter builder: a column, a modifier and a value become one clause of the query, which is
+ * shown as text and can be edited as text; the list follows the text once applied.
+ */
+export function QueryEditor({ query, onQuery }: QueryProps) {
+  const [text, setText] = useState(query);
+  const [filters, setFilters] = useState<FilterColumn[]>([]);
+  const [column, setColumn] = useState('utm_source');
+  const [modifier, setModifier] = useState('eq');
+  const [value, setValue] = useState('');
+  useEffect(() => setText(query), [query]);
+  useEffect(() => {
+    conversionFilters()
+      .then(setFilters)
+      .catch(() => setFilters([]));
+  }, []);
+  const chosen = filters.find((each) => each.name === column);
+  const clauses = clausesOf(query);
+  const apply = (next: Clause[]) => onQuery(queryOf(next));
+  return (
+    <div class="query">
+      <form
+        class="builder"
+        aria-label="Add a filter"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (value.trim() === '') return;
+          apply([...clauses, { name: modifier === 'eq' ? column : `${column}.${modifier}`, value: value.trim() }]);
+          setValue('');
+        }}
+      >
+        <label>
+          Column
+          <select
+            value={column}
+            onChange={(event) => {
+              setColumn(event.currentTarget.value);
+              setModifier('eq');
+            }}
+          >
+            {filters.map((each) => (
+              <option key={each.name}>{each.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Modifier
+          <select value={modifier} onChange={(event) => setModifier(event.currentTarget.value)}>
+            {(chosen?.modifiers ?? ['eq']).map((each) => (
+              <option key={each}>{each}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Value
+          <input
+            value={value}
+            placeholder={modifier === 'in' ? 'a,b,c' : modifier === 'between' ? 'from,to' : chosen?.kind === 'date' ? '2026-11-22' : ''}
+            onInput={(event) => setValue(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit">Add filter</button>
+      </form>
+      <form
+        class="query-text"
+        onSubmit={(event) => {
+          event.preventDefault();
+          onQuery(text.trim().replace(/^\?/, ''));
+        }}
+      >
+        <label>
+          Query
+          <input value={text} placeholder="utm_source=facebook&amount.gte=50" spellcheck={false} onInput={(event) => setText(event.currentTarget.value)} />
+        </label>
+        <button type="submit">Apply</button>
+      </form>
+      {clauses.length > 0 && (
+        <ul class="clauses" aria-label="Filters">
+          {clauses.map((clause, index) => (
+            <li key={`${clause.name}-${index}`}>
+              <code>
+                {clause.name}={clause.value}
+              </code>
+              <button type="button" class="quiet" aria-label={`Remove ${clause.name}`} onClick={() => apply(clauses.filter((_, at) => at !== index))}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

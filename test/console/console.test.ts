@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { CONSOLE_DIR } from '../../src/console/routes.js';
+import { formatOfPath, importConversions, readRecords } from '../../src/conversions/import.js';
+import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { png } from '../helpers/images.js';
+
+/**
+ * The web console end to end, in Debian's Chromium driven by playwright-core, against the
+ * service on the embedded default holding the tour's example data: sign in, upload two files
+ * by the file chooser, rename and move one, copy its URL and fetch it, filter conversions and
+ * compare the total with the API's, and compare a report's sums with the summary endpoint's.
+ * With CONSOLE_SCREENSHOTS set (npm run console:screenshots) it keeps a screenshot of each tab in docs/console/.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ? path.join(ROOT, 'docs/console') : undefined;
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+describe('the web console', () => {
+  let ctx: TestContext;
+  let baseUrl: string;
+  let key: string;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    await build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' });
+    ctx = await startTestApp('sqlite');
+    baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const account = await accountWithKey(ctx.accounts, 'console');
+    key = account.key;
+    for (const file of ['examples/conversions.ndjson', 'examples/conversions.csv']) {
+      await importConversions(ctx.database, account.accountId, readRecords(fs.createReadStream(path.join(ROOT, file)), formatOfPath(file)), {
+        onProblem: (problem) => assert.fail(`${file}:${problem.line}: ${problem.reason}`),
+      });
+    }
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+    page = await context.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await ctx?.close();
+  });
+
+  const api = async (url: string) => {
+    const response = await fetch(`${baseUrl}${url}`, { headers: { 'x-api-key': key } });
+    assert.equal(response.status, 200, url);
+    return response.json();
+  };
+  const screenshot = async (name: string) => {
+    if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+  };
+
+  test('adds at most 300 KB of compressed JavaScript and CSS', () => {
+    const files = fs.readdirSync(path.join(CONSOLE_DIR, 'assets')).filter((name) => /\.(js|css)$/.test(name));
+    const compressed = files.reduce((sum, name) => sum + gzipSync(fs.readFileSync(path.join(CONSOLE_DIR, 'assets', name))).length, 0);
+    assert.ok(compressed <= 300 * 1024, `${compressed} bytes gzipped`);
+  });
+
+  test("a wrong key is refused with the API's message, and the right one signs in", async () => {
+    await page.goto(`${baseUrl}/console/`);
+    await page.getByLabel('API key').fill('acds_not-a-key-of-anyone-here-0000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'invalid API key' }).waitFor();
+    await screenshot('sign-in');
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+    for (const name of ['Assets', 'Conversions', 'Reports', 'Cart events']) await page.getByRole('link', { name }).waitFor();
+  });
+
+  test('uploads two files by the file chooser into a new folder, renames one and moves the other, and a copied URL serves its bytes', async () => {
+    await page.getByLabel('New folder').fill('landing');
+    await page.getByRole('button', { name: 'Create folder' }).click();
+    const image = png(40, 30);
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await (await chooser).setFiles([
+      { name: 'hero.png', mimeType: 'image/png', buffer: image },
+      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('order bump copy, v2') },
+    ]);
+    const grid = page.getByRole('list', { name: 'Assets in this folder' });
+    await grid.getByRole('button', { name: /hero\.png/ }).waitFor();
+    await grid.getByRole('button', { name: /notes\.txt/ }).waitFor();
+    const folderOf = async () =>
+      Object.fromEntries(((await api('/api/v1/assets')).entries as { name: string; folder: string }[]).map((entry) => [entry.name, entry.folder]));
+    assert.deepEqual(await folderOf(), { 'hero.png': 'landing', 'notes.txt': 'landing' });
+
+    await grid.getByRole('button', { name: /hero\.png/ }).click();
+    const hero = page.getByRole('complementary', { name: 'Asset hero.png' });
+    await hero.getByLabel('Name').fill('hero-v2.png');
+    await hero.getByRole('button', { name: 'Rename' }).click();
+    await grid.getByRole('button', { name: /hero-v2\.png/ }).waitFor();
+
+    await grid.getByRole('button', { name: /notes\.txt/ }).click();
+    const notes = page.getByRole('complementary', { name: 'Asset notes.txt' });
+    await notes.getByLabel('Folder').selectOption('');
+    await notes.getByRole('button', { name: 'Move' }).click();
+    await grid.getByRole('button', { name: /notes\.txt/ }).waitFor({ state: 'detached' });
+    assert.deepEqual(await folderOf(), { 'hero-v2.png': 'landing', 'notes.txt': '' });
+
+    await grid.getByRole('button', { name: /hero-v2\.png/ }).click();
+    const renamed = page.getByRole('complementary', { name: 'Asset hero-v2.png' });
+    await renamed.getByRole('button', { name: 'Copy URL' }).click();
+    await renamed.getByRole('button', { name: 'Copied' }).waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(copied, (await api('/api/v1/assets?name=hero-v2.png')).entries[0].public_url);
+    const served = await fetch(copied);
+    assert.equal(served.status, 200);
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), image);
+    await screenshot('assets');
+  });
+
+  test('filters conversions by the query text and shows the total the API counts', async () => {
+    await page.getByRole('link', { name: 'Conversions' }).click();
+    await page.getByLabel('Query').fill('amount.gt=20&cart_integration.in=clickbank,buygoods');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const expected = (await api('/api/v1/conversions?amount.gt=20&cart_integration.in=clickbank,buygoods')).totalEntries;
+    assert.ok(expected > 0);
+    await page
+      .getByRole('status', { name: 'Total' })
+      .filter({ hasText: `${expected} conversion` })
+      .waitFor();
+    await page
+      .getByRole('button', { name: /^Open conversion / })
+      .first()
+      .click();
+    await page.getByRole('dialog').getByText('original_receipt', { exact: true }).waitFor();
+    await screenshot('conversions');
+    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+  });
+
+  test("a report's sums by cart are the summary endpoint's", async () => {
+    await page.getByRole('link', { name: 'Reports' }).click();
+    await page.getByLabel('Query').fill('');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByLabel('Time zone').selectOption('UTC');
+    await page.getByLabel('From', { exact: true }).fill('2026-03-01');
+    await page.getByLabel('To', { exact: true }).fill('2026-04-30');
+    await page.getByLabel('Stack by').selectOption('cart_integration');
+    const summary = await api(
+      '/api/v1/conversions/summary?group_by=cart_integration&created_at.gte=2026-03-01T00:00:00.000Z&created_at.lt=2026-05-01T00:00:00.000Z',
+    );
+    const table = page.getByRole('table', { name: 'Top cart values' });
+    for (const group of summary.groups as { key: { cart_integration: string }; amount: number; conversions: number }[]) {
+      const row = table.getByRole('row', { name: new RegExp(`^${group.key.cart_integration} `) });
+      await row.waitFor();
+      const cells = await row.getByRole('cell').allTextContents();
+      assert.deepEqual(cells.slice(0, 2), [group.amount.toFixed(2), String(group.conversions)], group.key.cart_integration);
+    }
+    await page
+      .getByRole('img', { name: /Revenue per day/ })
+      .locator('canvas')
+      .waitFor();
+    await screenshot('reports');
+  });
+
+  test('cart events list the latest notifications', async () => {
+    await page.getByRole('link', { name: 'Cart events' }).click();
+    await page.getByRole('table', { name: 'Latest notifications' }).waitFor();
+    await screenshot('cart-events');
+  });
+});
