@@ -9,6 +9,8 @@ export type ConversionEntry = components['schemas']['ConversionEntry'];
 export type AssetEntry = components['schemas']['AssetEntry'];
 /** A cart notification as the API writes it. */
 export type CartEventEntry = components['schemas']['CartEventEntry'];
+/** A connected cart as the API writes it: its receiver's path shows only the token's first characters. */
+export type CartReceiverEntry = components['schemas']['CartReceiverEntry'];
 /** The answer of a conversion summary. */
 export type ConversionSummary = operations['summarizeConversions']['responses'][200]['content']['application/json'];
 
@@ -48,20 +50,22 @@ const API = '/api/v1';
 const EXPORT_RESUMES = 2;
 
 /**
- * The acds API: `new AcdsClient({ baseUrl, apiKey })`, then `client.conversions`, `client.assets`
- * and `client.cartEvents`. Lists are async iterables over every matching entry; failures are
- * AcdsErrors.
+ * The acds API: `new AcdsClient({ baseUrl, apiKey })`, then `client.conversions`, `client.assets`,
+ * `client.cartEvents` and `client.cartReceivers`. Lists are async iterables over every matching
+ * entry; failures are AcdsErrors.
  */
 export class AcdsClient {
   readonly conversions: Conversions;
   readonly assets: Assets;
   readonly cartEvents: Listing<CartEventEntry, CartEventFilters>;
+  readonly cartReceivers: CartReceivers;
 
   constructor(options: AcdsClientOptions) {
     const transport = new Transport(options);
     this.conversions = new Conversions(transport);
     this.assets = new Assets(transport);
     this.cartEvents = new Listing(transport, `${API}/cart-events`);
+    this.cartReceivers = new CartReceivers(transport);
   }
 }
 
@@ -189,6 +193,21 @@ class Assets extends Listing<AssetEntry, AssetFilters> {
     const fields: Record<string, string> = {};
     for (const [name, value] of Object.entries(rest)) if (value !== undefined && value !== null) fields[name] = String(value);
     return formOf(fields, file, fileName);
+  }
+}
+
+/** The carts connected to the account: a few at most, answered whole. */
+class CartReceivers {
+  constructor(private readonly transport: Transport) {}
+
+  /** Every connected cart, by cart, with its receiver's path: only the token's first characters, never the token or the secret. */
+  async list(options?: RequestOptions): Promise<CartReceiverEntry[]> {
+    const { receivers } = await this.transport.json<operations['listCartReceivers']['responses'][200]['content']['application/json']>({
+      ...options,
+      method: 'GET',
+      path: `${API}/cart-receivers`,
+    });
+    return receivers;
   }
 }
 

@@ -15,6 +15,7 @@ export {
   type AssetFilters,
   type CartEventEntry,
   type CartEventFilters,
+  type CartReceiverEntry,
   type ConversionEntry,
   type ConversionFilters,
   type ConversionSummary,

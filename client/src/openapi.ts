@@ -52,6 +52,13 @@ export interface paths {
      */
     get: operations["listCartEvents"];
   };
+  "/api/v1/cart-receivers": {
+    /**
+     * List connected carts
+     * @description Every cart connected to the account (the command line's `carts connect`), by cart, with the path of the receiver it sends to: only the token's first characters, never the token or the secret. See the API reference.
+     */
+    get: operations["listCartReceivers"];
+  };
   "/api/v1/assets": {
     /**
      * List assets
@@ -248,6 +255,23 @@ export interface components {
       conversion_id: number | null;
       /** @description The notification as received (ClickBank: decrypted), as text */
       payload: string;
+    };
+    /**
+     * @example {
+     *   "cart": "digistore",
+     *   "path": "/hooks/digistore/q3Zx8L…",
+     *   "connected_at": "2026-11-02T09:14:05Z"
+     * }
+     */
+    CartReceiverEntry: {
+      cart: "clickbank" | "digistore" | "svencart" | "buygoods" | "konnektive" | "stickyio" | "generic";
+      /** @description The receiver's URL path, /hooks/{cart}/{token}: only the token's first characters are shown, the rest replaced by … */
+      path: string;
+      /**
+       * Format: date-time
+       * @description When the cart was connected, or its token last replaced: RFC 3339, UTC, second precision
+       */
+      connected_at: string;
     };
     /**
      * @example {
@@ -4076,6 +4100,28 @@ export interface operations {
       /** @description The page named by If-None-Match is still current: no body */
       304: {
         content: never;
+      };
+      400: components["responses"]["BadRequest"];
+      401: components["responses"]["Unauthorized"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["Unavailable"];
+    };
+  };
+  /**
+   * List connected carts
+   * @description Every cart connected to the account (the command line's `carts connect`), by cart, with the path of the receiver it sends to: only the token's first characters, never the token or the secret. See the API reference.
+   */
+  listCartReceivers: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The connected carts, by cart; empty when none is */
+            receivers: components["schemas"]["CartReceiverEntry"][];
+          };
+        };
       };
       400: components["responses"]["BadRequest"];
       401: components["responses"]["Unauthorized"];

@@ -8,7 +8,7 @@ import { CartService } from '../../src/carts/service.js';
 import { accountWithKey, startTestApp, type TestContext } from '../../test/helpers/app.js';
 import { genericEvent, genericSignatureHeader, randomSecret } from '../../test/helpers/carts.js';
 import { conversionRecord, insertConversions } from '../../test/helpers/fixtures.js';
-import { AcdsClient, AcdsError, type ConversionEntry } from '../src/index.js';
+import { AcdsClient, AcdsError, type CartReceiverEntry, type ConversionEntry } from '../src/index.js';
 
 /**
  * @acds/client against a real service, started here on the embedded default and listening on a
@@ -230,6 +230,18 @@ describe('@acds/client', () => {
     assert.equal((await client.cartEvents.page()).totalEntries, 1);
   });
 
+  test("cart receivers: the connected carts, each path with only the token's first characters", async () => {
+    const receivers = await client.cartReceivers.list();
+    assert.equal(receivers.length, 1);
+    const [receiver] = receivers;
+    assert.equal(receiver!.cart, 'generic');
+    assert.ok(receiver!.path.startsWith('/hooks/generic/') && receiver!.path.endsWith('…'), receiver!.path);
+    assert.ok(hookPath.startsWith(receiver!.path.slice(0, -1)) && receiver!.path.length < hookPath.length, `${receiver!.path} of ${hookPath}`);
+    assert.match(receiver!.connected_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    const stranger = new AcdsClient({ baseUrl, apiKey: (await accountWithKey(ctx.accounts, 'stranger')).key });
+    assert.deepEqual(await stranger.cartReceivers.list(), []);
+  });
+
   test('a wrong API key is a 401 AcdsError', async () => {
     const stranger = new AcdsClient({ baseUrl, apiKey: 'acds_not-a-key' });
     const error = await stranger.conversions.page().catch((caught: unknown) => caught);
@@ -313,4 +325,7 @@ export function typeChecks(client: AcdsClient): void {
   void client.conversions.list({ 'amount.gte': 'fifty' });
   const entry: ConversionEntry | undefined = undefined;
   void entry;
+  // @ts-expect-error a receiver's cart is one of the receivers
+  const receiver: CartReceiverEntry = { cart: 'shopify', path: '/hooks/shopify/ab12cd…', connected_at: '2026-03-01T00:00:00Z' };
+  void receiver;
 }

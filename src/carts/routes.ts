@@ -6,7 +6,7 @@ import { documentationOnly, ErrorMessage, ListEnvelope, sendListPage, listQueryD
 import type { Metrics } from '../http/operations.js';
 import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
 import { RECEIVERS } from './notification.js';
-import { CartEventEntry, cartEventCatalogue } from './schema.js';
+import { CartEventEntry, CartReceiverEntry, cartEventCatalogue } from './schema.js';
 import { type CartService, isReceiverName } from './service.js';
 
 // A notification is a few kilobytes; a ClickBank one with many line items some tens.
@@ -92,7 +92,10 @@ export async function cartHookRoutes(
     });
 }
 
-/** GET /api/v1/cart-events: the notifications carts sent, with the list's envelope, paging and filters. */
+/**
+ * GET /api/v1/cart-events: the notifications carts sent, with the list's envelope, paging and filters.
+ * GET /api/v1/cart-receivers: the carts connected, each with its receiver's path, never its token or secret.
+ */
 export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> = async (app, { carts }) => {
   app.get(
     '/cart-events',
@@ -111,5 +114,26 @@ export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> 
     async (request, reply) => {
       return sendListPage(request, reply, carts.events(request.accountId, request.dataVersion, request.query));
     },
+  );
+
+  app.get(
+    '/cart-receivers',
+    {
+      schema: {
+        summary: 'List connected carts',
+        operationId: 'listCartReceivers',
+        description:
+          "Every cart connected to the account (the command line's `carts connect`), by cart, with the path of the receiver it sends to: only the token's first characters, never the token or the secret. See the API reference.",
+        tags: ['carts'],
+        response: {
+          200: Type.Object(
+            { receivers: Type.Array(CartReceiverEntry, { description: 'The connected carts, by cart; empty when none is' }) },
+            { additionalProperties: false },
+          ),
+          401: ErrorMessage,
+        },
+      },
+    },
+    async (request) => ({ receivers: await carts.receivers(request.accountId) }),
   );
 };

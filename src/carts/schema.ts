@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { catalogueFromSchema } from '../filters/catalogue.js';
-import { EVENT_TYPES, RECEIVERS } from './notification.js';
+import { EVENT_TYPES, RECEIVERS, type ReceiverName } from './notification.js';
 
 /** What became of an accepted notification. */
 export const EVENT_STATUSES = ['converted', 'recorded', 'test', 'ignored', 'failed'] as const;
@@ -45,6 +45,23 @@ export const CartEventEntry = Type.Object(
   { additionalProperties: false, $id: 'CartEventEntry', examples: [EXAMPLE] },
 );
 export type CartEventEntry = Static<typeof CartEventEntry>;
+
+/** A connected cart as the API lists it: the example of the OpenAPI document. */
+const RECEIVER_EXAMPLE = { cart: 'digistore', path: '/hooks/digistore/q3Zx8L…', connected_at: '2026-11-02T09:14:05Z' };
+
+/** A cart connected to the account, with the receiver it sends to (docs/api.md, "Cart events"): never its token or secret. */
+export const CartReceiverEntry = Type.Object(
+  {
+    // Typed as the receivers' names (TypeBox's Static of a mapped union is never); the schema is the union as it is.
+    cart: Type.Unsafe<ReceiverName>(Type.Union(RECEIVERS.map((name) => Type.Literal(name)))),
+    path: Type.String({
+      description: "The receiver's URL path, /hooks/{cart}/{token}: only the token's first characters are shown, the rest replaced by …",
+    }),
+    connected_at: Type.String({ format: 'date-time', description: 'When the cart was connected, or its token last replaced: RFC 3339, UTC, second precision' }),
+  },
+  { additionalProperties: false, $id: 'CartReceiverEntry', examples: [RECEIVER_EXAMPLE] },
+);
+export type CartReceiverEntry = Static<typeof CartReceiverEntry>;
 
 /** The filterable columns of cart events: every one but the two of free text, the payload and the problem. */
 const CART_EVENT_FILTERS = [

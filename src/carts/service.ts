@@ -7,7 +7,7 @@ import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import { formatTimestamp } from '../filters/timestamps.js';
 import { type CartEventRow, CartRepository, type NewCartEvent } from './repository.js';
-import { type CartEventEntry, cartEventCatalogue, type EventStatus } from './schema.js';
+import { type CartEventEntry, cartEventCatalogue, type CartReceiverEntry, type EventStatus } from './schema.js';
 import { type CartNotification, type CartReply, type CartRequest, PURCHASES, RECEIVERS, type ReceiverName } from './notification.js';
 import { textReply } from './receivers/fields.js';
 import { RECEIVER_BY_NAME } from './receivers/index.js';
@@ -87,6 +87,11 @@ export class CartService {
       path: receiverPath(row.cart as ReceiverName, `${row.token_prefix}…`),
       connectedAt: formatTimestamp(row.created_at),
     }));
+  }
+
+  /** The account's connected carts as the API lists them (GET /api/v1/cart-receivers), by cart: as `list`, in the API's field names. */
+  async receivers(accountId: number): Promise<CartReceiverEntry[]> {
+    return (await this.list(accountId)).map(({ cart, path, connectedAt }) => ({ cart, path, connected_at: connectedAt }));
   }
 
   disconnect(accountId: number, cart: ReceiverName): Promise<boolean> {
