@@ -7,6 +7,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY package.json package-lock.json .npmrc ./
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The console is built from its sources and the client's.
+COPY client ./client
+COPY console ./console
 # Compiled with the dev dependencies (TypeScript), which are then removed.
 RUN npm ci --no-audit --no-fund && npm run build && npm prune --omit=dev
 COPY seed ./seed

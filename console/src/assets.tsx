@@ -110,7 +110,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
           {['', ...folders].map((path) => (
             <li key={path} style={{ paddingLeft: `${path.split('/').filter(Boolean).length * 0.8}rem` }}>
               <button type="button" class="link" aria-current={path === folder ? 'true' : undefined} onClick={() => setFolder(path)}>
-                {path === '' ? 'All assets (root)' : path.split('/').at(-1)}
+                {path === '' ? '(root)' : path.split('/').at(-1)}
               </button>
             </li>
           ))}

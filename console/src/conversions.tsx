@@ -177,7 +177,13 @@ export function QueryEditor({ query, onQuery }: QueryProps) {
   const [column, setColumn] = useState('utm_source');
   const [modifier, setModifier] = useState('eq');
   const [value, setValue] = useState('');
-  useEffect(() => setText(query), [query]);
+  // The text follows the query when a filter is added or removed; not on the first render,
+  // which would undo what a person typed before the effect ran.
+  const mounted = useRef(false);
+  useEffect(() => {
+    if (mounted.current) setText(query);
+    mounted.current = true;
+  }, [query]);
   useEffect(() => {
     conversionFilters()
       .then(setFilters)

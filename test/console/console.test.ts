@@ -5,9 +5,11 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
+import { CartService } from '../../src/carts/service.js';
 import { CONSOLE_DIR } from '../../src/console/routes.js';
 import { formatOfPath, importConversions, readRecords } from '../../src/conversions/import.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
+import { genericEvent, genericSignatureHeader, randomSecret } from '../helpers/carts.js';
 import { png } from '../helpers/images.js';
 
 /**
@@ -34,6 +36,7 @@ describe('the web console', () => {
   let ctx: TestContext;
   let baseUrl: string;
   let key: string;
+  let accountId: number;
   let browser: Browser;
   let page: Page;
 
@@ -43,6 +46,7 @@ describe('the web console', () => {
     baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const account = await accountWithKey(ctx.accounts, 'console');
     key = account.key;
+    accountId = account.accountId;
     for (const file of ['examples/conversions.ndjson', 'examples/conversions.csv']) {
       await importConversions(ctx.database, account.accountId, readRecords(fs.createReadStream(path.join(ROOT, file)), formatOfPath(file)), {
         onProblem: (problem) => assert.fail(`${file}:${problem.line}: ${problem.reason}`),
@@ -171,9 +175,56 @@ describe('the web console', () => {
     await screenshot('reports');
   });
 
-  test('cart events list the latest notifications', async () => {
+  test("cart events show each connected cart's path without its token, and the latest notifications", async () => {
+    const secret = randomSecret();
+    const hookPath = await new CartService(ctx.database).connect(accountId, 'generic', secret);
+    const token = hookPath.split('/').at(-1)!;
+    const body = JSON.stringify(genericEvent('evt-console-1', 'R-CONSOLE-1'));
+    const sent = await fetch(`${baseUrl}${hookPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': genericSignatureHeader(secret, body) },
+      body,
+    });
+    assert.equal(sent.status, 200, await sent.text());
     await page.getByRole('link', { name: 'Cart events' }).click();
-    await page.getByRole('table', { name: 'Latest notifications' }).waitFor();
+    const row = page.getByRole('table', { name: 'Connected carts' }).getByRole('row', { name: /^generic / });
+    const shown = (await row.getByRole('cell').first().textContent()) ?? '';
+    assert.ok(shown.startsWith('/hooks/generic/') && shown.endsWith('…'), shown);
+    assert.ok(!shown.includes(token), 'the token is never shown whole');
+    await page
+      .getByRole('table', { name: 'Latest notifications' })
+      .getByRole('row', { name: /R-CONSOLE-1/ })
+      .waitFor();
     await screenshot('cart-events');
+  });
+});
+
+describe('the web console under the rate limit', () => {
+  let ctx: TestContext;
+  let browser: Browser;
+
+  before(async () => {
+    await build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' });
+    ctx = await startTestApp('sqlite', { rateLimit: { max: 2, windowMs: 2_000 } });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await ctx?.close();
+  });
+
+  test('a 429 is shown as "too many requests, retrying in N s", and the page answers once it has waited', async () => {
+    const baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { key } = await accountWithKey(ctx.accounts, 'limited');
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/console/#reports`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signing in, then the report's two summaries: the third request of the window is refused.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^too many requests, retrying in \d+ s$/ })
+      .waitFor();
+    await page.getByRole('table', { name: 'Top source values' }).waitFor({ timeout: 10_000 });
   });
 });
