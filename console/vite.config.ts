@@ -12,4 +12,8 @@ export default defineConfig({
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', reportCompressedSize: false },
   resolve: { alias: { '@acds/client': path.join(import.meta.dirname, '../client/src/index.ts') } },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // `npm run console:dev`: the page from Vite, the API from the service started by `npm start`.
+  server: {
+    proxy: Object.fromEntries(['/api', '/public', '/openapi.json'].map((path) => [path, process.env.ACDS_URL ?? 'http://127.0.0.1:3000'])),
+  },
 });
