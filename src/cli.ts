@@ -147,8 +147,8 @@ carts
   .option('--account <name>', 'account name', DEFAULT_ACCOUNT)
   .action(({ account }: { account: string }) =>
     withDatabase(async (database) => {
-      for (const connected of await new CartService(database).list(await accountNamed(database.db, account))) {
-        console.log(`${connected.cart}\t${connected.path}\tconnected ${connected.connectedAt}`);
+      for (const connected of await new CartService(database).receivers(await accountNamed(database.db, account))) {
+        console.log(`${connected.cart}\t${connected.path}\tconnected ${connected.connected_at}`);
       }
     }),
   );

@@ -23,13 +23,6 @@ interface PendingStore {
   reject: (error: unknown) => void;
 }
 
-/** A connected cart as listed: never its token or secret, only the token's first characters. */
-export interface ConnectedCart {
-  cart: ReceiverName;
-  path: string;
-  connectedAt: string;
-}
-
 // The characters of a token shown in listings: enough to tell two apart, far too few to guess the rest.
 const SHOWN_TOKEN_CHARACTERS = 6;
 // The most notifications one transaction writes.
@@ -81,17 +74,16 @@ export class CartService {
     return receiverPath(cart, token);
   }
 
-  async list(accountId: number): Promise<ConnectedCart[]> {
+  /**
+   * The account's connected carts, by cart, as the API (GET /api/v1/cart-receivers) and `carts
+   * list` show them: never a token or a secret, only the token's first characters.
+   */
+  async receivers(accountId: number): Promise<CartReceiverEntry[]> {
     return (await this.carts.receivers(accountId)).map((row) => ({
       cart: row.cart as ReceiverName,
       path: receiverPath(row.cart as ReceiverName, `${row.token_prefix}…`),
-      connectedAt: formatTimestamp(row.created_at),
+      connected_at: formatTimestamp(row.created_at),
     }));
-  }
-
-  /** The account's connected carts as the API lists them (GET /api/v1/cart-receivers), by cart: as `list`, in the API's field names. */
-  async receivers(accountId: number): Promise<CartReceiverEntry[]> {
-    return (await this.list(accountId)).map(({ cart, path, connectedAt }) => ({ cart, path, connected_at: connectedAt }));
   }
 
   disconnect(accountId: number, cart: ReceiverName): Promise<boolean> {

@@ -37,7 +37,7 @@ export async function consoleRoutes(app: FastifyInstance, { root = CONSOLE_DIR }
   await app.register(compress, { encodings: ['gzip'], threshold: 1024 });
   await app.register(fastifyStatic, {
     root,
-    prefix: '/console/',
+    prefix: '/console',
     redirect: true,
     decorateReply: false,
     schemaHide: true,

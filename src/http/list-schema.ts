@@ -58,8 +58,8 @@ export function filterQueryDocs(catalogue: Catalogue, params: Record<string, TSc
   const properties: Record<string, TSchema> = { ...params };
   for (const column of catalogue.values()) {
     // A boolean filter is written t, f, true or false.
-    const example = column.type === 'boolean' ? String(column.example) : column.example;
-    const examples = (value: unknown) => (column.example === undefined ? {} : { examples: [value] });
+    const example = column.type === 'boolean' && column.example !== undefined ? String(column.example) : column.example;
+    const examples = (value: unknown) => (example === undefined ? {} : { examples: [value] });
     const value = (description: string) => filterValue(column.type, { description, ...examples(example) });
     properties[column.name] = Type.Optional(value(`${column.name} equal to this${column.type === 'stringArray' ? ' (one of its elements)' : ''}`));
     if (column.type === 'boolean') continue;
