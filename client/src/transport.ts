@@ -129,23 +129,26 @@ export class Transport {
   }
 }
 
-/** The query string of `query`: undefined values left out, lists comma-separated. */
-export function queryString(query: Record<string, QueryValue>): string {
+/** The query string of `query`: undefined and null values left out, lists comma-separated. */
+function queryString(query: Record<string, QueryValue>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
-    if (value === undefined) continue;
+    if (value === undefined || value === null) continue;
     params.append(name, Array.isArray(value) ? value.join(',') : String(value));
   }
   return params.toString();
 }
 
-/** Retry-After in seconds (the API sends seconds; an HTTP date is read too); 1 when absent or unreadable. */
-export function retryAfterSeconds(header: string | null): number {
+/**
+ * Retry-After in seconds (the API sends seconds; an HTTP date is read too); 1 when absent,
+ * unreadable or under a second, so that waits always add up towards maxRateLimitWaitSeconds.
+ */
+function retryAfterSeconds(header: string | null): number {
   if (header === null || header.trim() === '') return 1;
   const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
+  if (Number.isFinite(seconds)) return Math.max(1, Math.ceil(seconds));
   const date = Date.parse(header);
-  return Number.isNaN(date) ? 1 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? 1 : Math.max(1, Math.ceil((date - Date.now()) / 1000));
 }
 
 /** The AcdsError of a failed response: the API's message is its JSON-string body. */

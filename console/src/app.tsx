@@ -4,7 +4,8 @@ import { AssetsTab } from './assets';
 import { CartEventsTab } from './cart-events';
 import { ConversionsTab } from './conversions';
 import { ReportsTab } from './reports';
-import { clientFor, forgetKey, messageOf, saveKey, savedKey } from './session';
+import { messageOf, Problem } from './answer';
+import { clientFor, forgetKey, saveKey, savedKey } from './session';
 
 const SECTIONS = [
   ['assets', 'Assets'],
@@ -51,12 +52,12 @@ export function App() {
 
 function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   const [key, setKey] = useState('');
-  const [problem, setProblem] = useState('');
+  const [problem, setProblem] = useState<string>();
   const [busy, setBusy] = useState(false);
   const signIn = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
-    setProblem('');
+    setProblem(undefined);
     try {
       // The cheapest question a key must be good for: the assets whose id is 0 (none).
       await clientFor(key.trim(), () => {}).assets.page({ id: 0 });
@@ -78,7 +79,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
         <button type="submit" disabled={busy}>
           Sign in
         </button>
-        {problem && <p role="alert">{problem}</p>}
+        <Problem text={problem} />
         <p class="hint">The key is kept in this browser tab only, until the tab is closed or you sign out.</p>
       </form>
     </main>

@@ -1,6 +1,6 @@
-import type { AcdsClient, AssetEntry } from '@acds/client';
+import type { AcdsClient, AssetEntry, AssetFields } from '@acds/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { messageOf } from './session';
+import { messageOf, Problem } from './answer';
 
 const TYPES = [
   ['image', 'Images', 'IMG'],
@@ -11,14 +11,11 @@ const TYPES = [
 ] as const;
 type AssetType = (typeof TYPES)[number][0];
 
-const typeOf = (asset: AssetEntry): AssetType | undefined => TYPES.find(([flag]) => asset[flag])?.[0];
-const typeLabel = (asset: AssetEntry) =>
-  TYPES.find(([flag]) => flag === typeOf(asset))?.[1]
-    .replace(/s$/, '')
-    .toLowerCase() ?? 'file';
-const badge = (asset: AssetEntry) => TYPES.find(([flag]) => flag === typeOf(asset))?.[2] ?? 'FILE';
+/** The type flag an asset has, with its names: [flag, plural, badge]. */
+const typeOf = (asset: AssetEntry) => TYPES.find(([flag]) => asset[flag]);
+const typeLabel = (asset: AssetEntry) => typeOf(asset)?.[1].replace(/s$/, '').toLowerCase() ?? 'file';
 
-export function formatBytes(bytes: number | null): string {
+function formatBytes(bytes: number | null): string {
   if (bytes === null) return 'remote';
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -36,9 +33,9 @@ function foldersOf(assets: AssetEntry[]): string[] {
 }
 
 interface Upload {
+  id: number;
   name: string;
   state: 'waiting' | 'sending' | 'done' | 'failed';
-  problem?: string;
 }
 
 export function AssetsTab({ client }: { client: AcdsClient }) {
@@ -54,51 +51,65 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
   const [newFolder, setNewFolder] = useState('');
   const picker = useRef<HTMLInputElement>(null);
 
-  const reload = async () => {
-    try {
-      const all: AssetEntry[] = [];
-      for await (const asset of client.assets.list()) all.push(asset);
-      setAssets(all);
-    } catch (error) {
-      setProblem(messageOf(error));
-    }
-  };
+  const uploadCount = useRef(0);
+
   useEffect(() => {
-    reload();
+    const controller = new AbortController();
+    (async () => {
+      const all: AssetEntry[] = [];
+      for await (const asset of client.assets.list({}, { signal: controller.signal })) all.push(asset);
+      setAssets(all);
+    })().catch((error: unknown) => controller.signal.aborted || setProblem(messageOf(error)));
+    return () => controller.abort();
   }, [client]);
 
-  /** Runs a change, shows the API's message if it fails, and reads the assets again. */
-  const act = async (change: () => Promise<unknown>) => {
+  /**
+   * Runs a change and applies what it answers to the assets shown (an entry read again, or one
+   * gone), so that no change reads the whole library again; shows the API's message if it fails.
+   */
+  const act = async (change: () => Promise<(shown: AssetEntry[]) => AssetEntry[]>): Promise<boolean> => {
     setProblem('');
     try {
-      await change();
+      const apply = await change();
+      setAssets((shown) => apply(shown ?? []));
+      return true;
     } catch (error) {
       setProblem(messageOf(error));
+      return false;
     }
-    await reload();
+  };
+  /** The change to the assets shown once `id` is read again after a write. */
+  const reread = async (id: number) => {
+    const entry = await client.assets.get(id);
+    return (shown: AssetEntry[]) => [...shown.filter((asset) => asset.id !== id), entry].sort((a, b) => a.id - b.id);
   };
 
+  /** Writes to asset `id` and shows its entry as it is now. */
+  const rewrite = (id: number, write: () => Promise<unknown>) =>
+    act(async () => {
+      await write();
+      return reread(id);
+    });
+  const remove = (id: number) =>
+    act(async () => {
+      await client.assets.delete(id);
+      return (shown: AssetEntry[]) => shown.filter((asset) => asset.id !== id);
+    });
+
   const upload = async (files: File[]) => {
-    if (files.length === 0) return;
-    const states: Upload[] = files.map((file) => ({ name: file.name, state: 'waiting' }));
-    const show = () => setUploads([...states]);
-    show();
+    const batch: Upload[] = files.map((file) => ({ id: ++uploadCount.current, name: file.name, state: 'waiting' }));
+    const set = (id: number, change: Partial<Upload>) => setUploads((shown) => shown.map((item) => (item.id === id ? { ...item, ...change } : item)));
+    setUploads((shown) => [...shown, ...batch]);
     for (const [index, file] of files.entries()) {
-      states[index]!.state = 'sending';
-      show();
-      try {
-        await client.assets.create({ name: file.name, file, folder });
-        states[index]!.state = 'done';
-      } catch (error) {
-        Object.assign(states[index]!, { state: 'failed', problem: messageOf(error) });
-      }
-      show();
+      const { id } = batch[index]!;
+      set(id, { state: 'sending' });
+      const done = await act(async () => reread(await client.assets.create({ name: file.name, file, folder })));
+      set(id, done ? { state: 'done' } : { state: 'failed' });
     }
-    await reload();
   };
 
   const folders = [...new Set([...foldersOf(assets ?? []), ...newFolders])].sort();
-  const shown = (assets ?? []).filter((asset) => asset.folder === folder && (type === '' || typeOf(asset) === type));
+  const shown = (assets ?? []).filter((asset) => asset.folder === folder && (type === '' || typeOf(asset)?.[0] === type));
   const chosen = assets?.find((asset) => asset.id === selected);
   const done = uploads.filter((item) => item.state === 'done' || item.state === 'failed').length;
 
@@ -137,7 +148,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
           <p class="hint">It is kept once a file is uploaded into it.</p>
         </form>
       </aside>
-      <div class="library">
+      <div>
         <div class="toolbar">
           <label>
             Type
@@ -166,11 +177,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
           />
           <span class="where">in {folder === '' ? 'the root folder' : folder}</span>
         </div>
-        {problem && (
-          <p role="alert" class="problem">
-            {problem}
-          </p>
-        )}
+        <Problem text={problem} />
         {uploads.length > 0 && (
           <div class="uploads">
             <label>
@@ -179,9 +186,8 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
             </label>
             <ul>
               {uploads.map((item) => (
-                <li key={item.name}>
+                <li key={item.id}>
                   {item.name}: {item.state}
-                  {item.problem && ` (${item.problem})`}
                 </li>
               ))}
             </ul>
@@ -210,7 +216,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
                   <img src={asset.public_url} alt="" loading="lazy" />
                 ) : (
                   <span class="icon" aria-hidden="true">
-                    {badge(asset)}
+                    {typeOf(asset)?.[2] ?? 'FILE'}
                   </span>
                 )}
                 <span class="name">{asset.name}</span>
@@ -223,7 +229,13 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
         </ul>
       </div>
       {chosen && (
-        <AssetDetails key={chosen.id} asset={chosen} folders={foldersOf(assets ?? [])} act={act} client={client} onDeleted={() => setSelected(undefined)} />
+        <AssetDetails
+          key={chosen.id}
+          asset={chosen}
+          folders={foldersOf(assets ?? [])}
+          update={(fields) => rewrite(chosen.id, () => client.assets.update(chosen.id, fields))}
+          remove={async () => (await remove(chosen.id)) && setSelected(undefined)}
+        />
       )}
     </section>
   );
@@ -232,20 +244,18 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
 function AssetDetails({
   asset,
   folders,
-  client,
-  act,
-  onDeleted,
+  update,
+  remove,
 }: {
   asset: AssetEntry;
-  /** The folders that exist, where the asset may move. */
+  /** The folders that exist, where the asset may move (the service refuses one that does not). */
   folders: string[];
-  client: AcdsClient;
-  act: (change: () => Promise<unknown>) => Promise<void>;
-  onDeleted: () => void;
+  update: (fields: AssetFields) => Promise<unknown>;
+  remove: () => Promise<unknown>;
 }) {
   const [name, setName] = useState(asset.name);
   const [folder, setFolder] = useState(asset.folder);
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<string>();
   const confirm = useRef<HTMLDialogElement>(null);
   const replacer = useRef<HTMLInputElement>(null);
   const address = asset.public_url ?? asset.url;
@@ -273,18 +283,21 @@ function AssetDetails({
       {address && (
         <button
           type="button"
-          onClick={async () => {
-            await navigator.clipboard.writeText(address);
-            setCopied(true);
-          }}
+          onClick={() =>
+            // The clipboard is there only for pages served over HTTPS or from localhost.
+            navigator.clipboard.writeText(address).then(
+              () => setCopied('Copied'),
+              () => setCopied('Copying needs HTTPS: select the URL above and copy it'),
+            )
+          }
         >
-          {copied ? 'Copied' : 'Copy URL'}
+          {copied ?? 'Copy URL'}
         </button>
       )}
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          act(() => client.assets.update(asset.id, { name }));
+          update({ name });
         }}
       >
         <label>
@@ -296,7 +309,7 @@ function AssetDetails({
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          act(() => client.assets.update(asset.id, { folder }));
+          update({ folder });
         }}
       >
         <label>
@@ -323,7 +336,9 @@ function AssetDetails({
             aria-label="New content"
             onChange={(event) => {
               const file = event.currentTarget.files?.[0];
-              if (file) act(() => client.assets.update(asset.id, { file }));
+              // Emptied, so that choosing the same file again replaces again.
+              event.currentTarget.value = '';
+              if (file) update({ file });
             }}
           />
         </>
@@ -340,8 +355,7 @@ function AssetDetails({
             class="danger"
             onClick={async () => {
               confirm.current?.close();
-              await act(() => client.assets.delete(asset.id));
-              onDeleted();
+              await remove();
             }}
           >
             Delete for good

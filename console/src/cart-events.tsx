@@ -1,38 +1,26 @@
-import type { AcdsClient, CartEventEntry, CartReceiverEntry } from '@acds/client';
-import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from './session';
+import type { AcdsClient } from '@acds/client';
+import { Problem, useAnswer } from './answer';
+import { counted } from './conversions';
 
 /**
  * The carts connected and the path each notifies (the token shown only by its first characters),
  * then the latest notifications first: the last page of the list, which runs oldest first, turned around.
  */
 export function CartEventsTab({ client }: { client: AcdsClient }) {
-  const [receivers, setReceivers] = useState<CartReceiverEntry[]>();
-  const [events, setEvents] = useState<CartEventEntry[]>();
-  const [total, setTotal] = useState(0);
-  const [problem, setProblem] = useState('');
-  useEffect(() => {
-    client.cartReceivers
-      .list()
-      .then(setReceivers)
-      .catch((error) => setProblem(messageOf(error)));
-    (async () => {
-      const first = await client.cartEvents.page({}, 1);
-      const last = first.totalPages > 1 ? await client.cartEvents.page({}, first.totalPages) : first;
-      setTotal(first.totalEntries);
-      setEvents([...last.entries].reverse());
-    })().catch((error) => setProblem(messageOf(error)));
-  }, [client]);
+  const receivers = useAnswer((signal) => client.cartReceivers.list({ signal }), [client]);
+  const events = useAnswer(
+    async (signal) => {
+      const first = await client.cartEvents.page({}, 1, { signal });
+      return first.totalPages > 1 ? await client.cartEvents.page({}, first.totalPages, { signal }) : first;
+    },
+    [client],
+  );
   return (
     <section aria-label="Cart events">
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
-      )}
+      <Problem text={receivers.problem ?? events.problem} />
       <h2>Connected carts</h2>
-      {receivers?.length === 0 && <p class="hint">No cart is connected: `acds carts connect CART` connects one (docs/carts.md).</p>}
-      {receivers && receivers.length > 0 && (
+      {receivers.value?.length === 0 && <p class="hint">No cart is connected: the command line's carts connect connects one (docs/carts.md).</p>}
+      {receivers.value && receivers.value.length > 0 && (
         <div class="table-frame">
           <table aria-label="Connected carts">
             <thead>
@@ -43,7 +31,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
               </tr>
             </thead>
             <tbody>
-              {receivers.map((receiver) => (
+              {receivers.value.map((receiver) => (
                 <tr key={receiver.cart}>
                   <th scope="row">{receiver.cart}</th>
                   <td>
@@ -57,7 +45,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
         </div>
       )}
       <h2>Latest notifications</h2>
-      <p>{events ? `${total.toLocaleString()} notification${total === 1 ? '' : 's'} received` : 'Loading…'}</p>
+      <p>{events.value ? `${counted(events.value.totalEntries, 'notification')} received` : 'Loading…'}</p>
       <div class="table-frame">
         <table aria-label="Latest notifications">
           <thead>
@@ -72,7 +60,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
             </tr>
           </thead>
           <tbody>
-            {events?.map((event) => (
+            {[...(events.value?.entries ?? [])].reverse().map((event) => (
               <tr key={event.id}>
                 <td>{event.received_at}</td>
                 <td>{event.cart}</td>

@@ -4,25 +4,34 @@ import { serviceUrl } from './session';
 export interface FilterColumn {
   name: string;
   modifiers: string[];
-  /** The input that suits a value: a number, a date, one of a few values, or text. */
-  kind: 'number' | 'date' | 'choice' | 'text';
-  choices: string[];
+  /** A value to show as the input's placeholder: the document's example, or a date's form. */
+  hint: string;
 }
 
 interface Parameter {
   name: string;
   in: string;
-  schema: { type?: string; enum?: string[]; description?: string; items?: { type?: string } };
+  example?: unknown;
   description?: string;
 }
 
+let read: Promise<FilterColumn[]> | undefined;
+
 /**
- * Reads the filters of the conversions list from /openapi.json, the one place the service
+ * The filters of the conversions list, read once from /openapi.json, the one place the service
  * declares them, so that the console offers exactly the columns and modifiers the API takes.
  */
-export async function conversionFilters(): Promise<FilterColumn[]> {
+export function conversionFilters(): Promise<FilterColumn[]> {
+  read ??= readFilters().catch((error: unknown) => {
+    read = undefined;
+    throw error;
+  });
+  return read;
+}
+
+async function readFilters(): Promise<FilterColumn[]> {
   const response = await fetch(new URL('openapi.json', serviceUrl()));
-  if (!response.ok) throw new Error(`the service's API document could not be read (${response.status})`);
+  if (!response.ok) throw new Error(`the service's API document could not be read (${response.status}), so the filter builder has no columns`);
   const document = await response.json();
   const parameters: Parameter[] = document.paths['/api/v1/conversions'].get.parameters;
   const columns = new Map<string, FilterColumn>();
@@ -31,18 +40,11 @@ export async function conversionFilters(): Promise<FilterColumn[]> {
     const [name, modifier = 'eq'] = parameter.name.split('.') as [string, string?];
     let column = columns.get(name);
     if (!column) {
-      column = { name, modifiers: [], kind: kindOf(parameter), choices: parameter.schema.enum ?? [] };
+      const isDate = /RFC 3339/.test(parameter.description ?? '');
+      column = { name, modifiers: [], hint: isDate ? '2026-11-22' : parameter.example === undefined ? '' : String(parameter.example) };
       columns.set(name, column);
     }
     column.modifiers.push(modifier);
   }
   return [...columns.values()];
-}
-
-function kindOf(parameter: Parameter): FilterColumn['kind'] {
-  const { type, enum: choices } = parameter.schema;
-  if (type === 'integer' || type === 'number') return 'number';
-  if (choices) return 'choice';
-  if (/RFC 3339/.test(parameter.description ?? parameter.schema.description ?? '')) return 'date';
-  return 'text';
 }

@@ -1,11 +1,14 @@
-import type { AcdsClient, ConversionEntry, ConversionFilters, Page } from '@acds/client';
+import type { AcdsClient, ConversionEntry, ConversionFilters } from '@acds/client';
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { messageOf, Problem, useAnswer } from './answer';
 import { conversionFilters, type FilterColumn } from './catalogue';
-import { type Clause, clausesOf, filtersOf, queryOf } from './query';
-import { messageOf } from './session';
+import { clausesOf, filtersOf, queryOf, withClause } from './query';
 
 const DEFAULT_COLUMNS = ['id', 'created_at', 'cart_integration', 'receipt', 'amount', 'currency', 'country', 'utm_source'];
+
+/** "1 conversion", "1,234 conversions". */
+export const counted = (count: number, noun: string) => `${count.toLocaleString()} ${noun}${count === 1 ? '' : 's'}`;
 
 export interface QueryProps {
   client: AcdsClient;
@@ -15,25 +18,17 @@ export interface QueryProps {
 
 export function ConversionsTab({ client, query, onQuery }: QueryProps) {
   const [page, setPage] = useState(1);
-  const [answer, setAnswer] = useState<Page<ConversionEntry>>();
-  const [problem, setProblem] = useState('');
   const [columns, setColumns] = useState(DEFAULT_COLUMNS);
   const [opened, setOpened] = useState<ConversionEntry>();
+  const [exportProblem, setExportProblem] = useState<string>();
+  const [exporting, setExporting] = useState(false);
   const entryDialog = useRef<HTMLDialogElement>(null);
-
-  useEffect(() => {
-    let current = true;
-    setProblem('');
-    client.conversions
-      .page(filtersOf(query) as ConversionFilters, page)
-      .then((found) => current && setAnswer(found))
-      .catch((error) => current && setProblem(messageOf(error)));
-    return () => {
-      current = false;
-    };
-  }, [client, query, page]);
+  const answer = useAnswer((signal) => client.conversions.page(filtersOf(query) as ConversionFilters, page, { signal }), [client, query, page]);
+  const found = answer.value;
 
   const exportCsv = async () => {
+    setExporting(true);
+    setExportProblem(undefined);
     try {
       const chunks: string[] = [];
       for await (const chunk of client.conversions.export(filtersOf(query) as ConversionFilters, { format: 'csv' })) chunks.push(chunk);
@@ -41,17 +36,19 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
       link.href = URL.createObjectURL(new Blob(chunks, { type: 'text/csv' }));
       link.download = 'conversions.csv';
       link.click();
-      URL.revokeObjectURL(link.href);
+      // After the click has started the download, which reads the URL.
+      setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
     } catch (error) {
-      setProblem(messageOf(error));
+      setExportProblem(messageOf(error));
+    } finally {
+      setExporting(false);
     }
   };
 
-  const allColumns = answer?.entries[0] ? Object.keys(answer.entries[0]) : DEFAULT_COLUMNS;
+  const allColumns = found?.entries[0] ? Object.keys(found.entries[0]) : DEFAULT_COLUMNS;
   return (
     <section aria-label="Conversions">
       <QueryEditor
-        client={client}
         query={query}
         onQuery={(next) => {
           setPage(1);
@@ -59,7 +56,7 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
         }}
       />
       <div class="toolbar">
-        <output aria-label="Total">{answer ? `${answer.totalEntries.toLocaleString()} conversion${answer.totalEntries === 1 ? '' : 's'}` : 'Counting…'}</output>
+        <output aria-label="Total">{found ? counted(found.totalEntries, 'conversion') : answer.loading ? 'Counting…' : ''}</output>
         <details class="columns">
           <summary>Columns</summary>
           {allColumns.map((name) => (
@@ -79,15 +76,11 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
             </label>
           ))}
         </details>
-        <button type="button" onClick={exportCsv}>
+        <button type="button" onClick={exportCsv} disabled={exporting}>
           Export CSV
         </button>
       </div>
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
-      )}
+      <Problem text={answer.problem ?? exportProblem} />
       <div class="table-frame">
         <table>
           <thead>
@@ -100,10 +93,11 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
             </tr>
           </thead>
           <tbody>
-            {answer?.entries.map((entry) => (
+            {found?.entries.map((entry) => (
               <tr key={entry.id}>
                 {columns.map((name, index) => (
                   <td key={name}>
+                    {/* The first column opens the whole entry. */}
                     {index === 0 ? (
                       <button
                         type="button"
@@ -126,15 +120,15 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
           </tbody>
         </table>
       </div>
-      {answer && answer.totalPages > 1 && (
+      {found && found.totalPages > 1 && (
         <nav class="pager" aria-label="Pages">
           <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
             Previous
           </button>
           <span>
-            Page {answer.page} of {answer.totalPages}
+            Page {found.page} of {found.totalPages}
           </span>
-          <button type="button" disabled={page >= answer.totalPages} onClick={() => setPage(page + 1)}>
+          <button type="button" disabled={page >= found.totalPages} onClick={() => setPage(page + 1)}>
             Next
           </button>
         </nav>
@@ -144,10 +138,10 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
           <>
             <h2>Conversion {opened.id}</h2>
             <dl class="entry">
-              {Object.entries(opened).map(([name, value]) => (
+              {Object.keys(opened).map((name) => (
                 <Fragment key={name}>
                   <dt>{name}</dt>
-                  <dd>{typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}</dd>
+                  <dd>{cell(opened, name) || 'null'}</dd>
                 </Fragment>
               ))}
             </dl>
@@ -168,12 +162,14 @@ function cell(entry: ConversionEntry, name: string): string {
 }
 
 /**
- * The filter builder: a column, a modifier and a value become one clause of the query, which is
- * shown as text and can be edited as text; the list follows the text once applied.
+ * The filter builder: a column, a modifier and a value become one clause of the query (taking
+ * the place of one of the same name), which is shown as text and can be edited as text; the
+ * tabs follow the text once applied.
  */
-export function QueryEditor({ query, onQuery }: QueryProps) {
+export function QueryEditor({ query, onQuery }: Omit<QueryProps, 'client'>) {
   const [text, setText] = useState(query);
   const [filters, setFilters] = useState<FilterColumn[]>([]);
+  const [filtersProblem, setFiltersProblem] = useState<string>();
   const [column, setColumn] = useState('utm_source');
   const [modifier, setModifier] = useState('eq');
   const [value, setValue] = useState('');
@@ -185,22 +181,20 @@ export function QueryEditor({ query, onQuery }: QueryProps) {
     mounted.current = true;
   }, [query]);
   useEffect(() => {
-    conversionFilters()
-      .then(setFilters)
-      .catch(() => setFilters([]));
+    conversionFilters().then(setFilters, (error: unknown) => setFiltersProblem(messageOf(error)));
   }, []);
   const chosen = filters.find((each) => each.name === column);
   const clauses = clausesOf(query);
-  const apply = (next: Clause[]) => onQuery(queryOf(next));
   return (
     <div class="query">
+      <Problem text={filtersProblem} />
       <form
         class="builder"
         aria-label="Add a filter"
         onSubmit={(event) => {
           event.preventDefault();
           if (value.trim() === '') return;
-          apply([...clauses, { name: modifier === 'eq' ? column : `${column}.${modifier}`, value: value.trim() }]);
+          onQuery(queryOf(withClause(clauses, { name: modifier === 'eq' ? column : `${column}.${modifier}`, value: value.trim() })));
           setValue('');
         }}
       >
@@ -230,7 +224,7 @@ export function QueryEditor({ query, onQuery }: QueryProps) {
           Value
           <input
             value={value}
-            placeholder={modifier === 'in' ? 'a,b,c' : modifier === 'between' ? 'from,to' : chosen?.kind === 'date' ? '2026-11-22' : ''}
+            placeholder={modifier === 'in' ? 'a,b,c' : modifier === 'between' ? 'from,to' : chosen?.hint}
             onInput={(event) => setValue(event.currentTarget.value)}
           />
         </label>
@@ -256,7 +250,12 @@ export function QueryEditor({ query, onQuery }: QueryProps) {
               <code>
                 {clause.name}={clause.value}
               </code>
-              <button type="button" class="quiet" aria-label={`Remove ${clause.name}`} onClick={() => apply(clauses.filter((_, at) => at !== index))}>
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Remove ${clause.name}`}
+                onClick={() => onQuery(queryOf(clauses.filter((_, at) => at !== index)))}
+              >
                 ×
               </button>
             </li>

@@ -1,8 +1,15 @@
 /** Dates as a seller reads them: days in a chosen time zone, turned into the instants the API filters by. */
 
-/** The date (YYYY-MM-DD) an instant falls on in `timeZone`. */
-export function dateIn(instant: Date, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
+/** The date (YYYY-MM-DD) an instant falls on in `timeZone`, built from its parts (no locale's pattern). */
+export function dateIn(instant: Date | number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
+  const part = (type: string) => parts.find((each) => each.type === type)?.value;
+  return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+/** A date a report can ask for: YYYY-MM-DD from 1970 on. */
+export function isReportDate(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && text >= '1970-01-01' && !Number.isNaN(Date.parse(`${text}T00:00:00Z`));
 }
 
 /** How far `timeZone`'s clock is ahead of UTC at `instant`, in milliseconds. */
@@ -21,13 +28,18 @@ function offsetMs(instant: number, timeZone: string): number {
   return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second')) - Math.floor(instant / 1000) * 1000;
 }
 
-/** The instant a day starts in `timeZone`, daylight-saving changes included. */
+/**
+ * The instant a day starts in `timeZone`: its first second whose local date is the day. Where
+ * the clock jumps at midnight (Santiago in September) the day starts at 01:00, an hour after
+ * midnight's offset would say; both offsets around the change are tried.
+ */
 export function startOfDay(date: string, timeZone: string): Date {
   const [year, month, day] = date.split('-').map(Number) as [number, number, number];
   const wall = Date.UTC(year, month - 1, day);
   const first = wall - offsetMs(wall, timeZone);
-  // The offset at the guess may differ from the offset at the day's start, across a change.
-  return new Date(wall - offsetMs(first, timeZone));
+  const second = wall - offsetMs(first, timeZone);
+  const candidates = [Math.min(first, second), Math.max(first, second)];
+  return new Date(candidates.find((instant) => dateIn(instant, timeZone) === date) ?? second);
 }
 
 export function addDays(date: string, days: number): string {

@@ -19,7 +19,21 @@ export function queryOf(clauses: Clause[]): string {
   return clauses.map(({ name, value }) => `${encode(name)}=${encode(value)}`).join('&');
 }
 
-/** The filters object the client takes: lists stay comma-separated, as the API reads them. */
+/** The clauses with `clause` in place of one of the same name, or after them when there is none. */
+export function withClause(clauses: Clause[], clause: Clause): Clause[] {
+  const at = clauses.findIndex(({ name }) => name === clause.name);
+  return at < 0 ? [...clauses, clause] : clauses.map((each, index) => (index === at ? clause : each));
+}
+
+/**
+ * The filters object the client takes (lists stay comma-separated, as the API reads them); a
+ * parameter given twice is refused as the API refuses it, rather than one of them quietly kept.
+ */
 export function filtersOf(query: string): Record<string, string> {
-  return Object.fromEntries(clausesOf(query).map(({ name, value }) => [name, value]));
+  const filters: Record<string, string> = {};
+  for (const { name, value } of clausesOf(query)) {
+    if (name in filters) throw new Error(`${name} is given more than once: keep one`);
+    filters[name] = value;
+  }
+  return filters;
 }

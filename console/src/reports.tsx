@@ -2,10 +2,10 @@ import type { ConversionFilters, ConversionSummary } from '@acds/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { Problem, useAnswer } from './answer';
 import { type QueryProps, QueryEditor } from './conversions';
-import { dateIn, datesBetween, PRESETS, type Preset, presetRange, startOfDay, addDays } from './dates';
+import { addDays, dateIn, datesBetween, isReportDate, PRESETS, presetRange, startOfDay } from './dates';
 import { filtersOf } from './query';
-import { messageOf } from './session';
 
 const STACKS = [
   ['utm_source', 'Source'],
@@ -15,6 +15,7 @@ const STACKS = [
 ] as const;
 type Stack = (typeof STACKS)[number][0];
 type Measure = 'amount' | 'conversions';
+const MEASURE_LABELS: Record<Measure, string> = { amount: 'Revenue', conversions: 'Conversions' };
 
 /** Series beyond these many values are summed as "other", so that the chart stays readable. */
 const MAX_SERIES = 8;
@@ -22,54 +23,60 @@ const COLOURS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#dc2626
 
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 const keyText = (value: unknown) => (value === null || value === undefined ? '(none)' : String(value));
+const money = (amount: number) => amount.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/**
+ * The query's filters within the report's range, the instants its first day starts and the day
+ * after its last starts in `timeZone`; a bound the query sets already is kept where it is narrower.
+ */
+function filtersWithin(query: string, from: string, to: string, timeZone: string): ConversionFilters {
+  const filters = filtersOf(query);
+  const start = startOfDay(from, timeZone).getTime();
+  const end = startOfDay(addDays(to, 1), timeZone).getTime();
+  const given = (name: string) => (name in filters ? Date.parse(filters[name]!) : Number.NaN);
+  const gte = Number.isNaN(given('created_at.gte')) ? start : Math.max(start, given('created_at.gte'));
+  const lt = Number.isNaN(given('created_at.lt')) ? end : Math.min(end, given('created_at.lt'));
+  return { ...filters, 'created_at.gte': new Date(gte).toISOString(), 'created_at.lt': new Date(lt).toISOString() } as ConversionFilters;
+}
 
 export function ReportsTab({ client, query, onQuery }: QueryProps) {
   const [timeZone, setTimeZone] = useState(browserZone);
   const [range, setRange] = useState(() => presetRange('last 30 days', dateIn(new Date(), browserZone())));
   const [stack, setStack] = useState<Stack>('utm_source');
   const [measure, setMeasure] = useState<Measure>('amount');
-  const [byDay, setByDay] = useState<ConversionSummary>();
-  const [byValue, setByValue] = useState<ConversionSummary>();
-  const [problem, setProblem] = useState('');
   const [from, to] = range;
+  const answer = useAnswer(
+    async (signal) => {
+      if (from > to) throw new Error('the range must start on or before the day it ends');
+      const filters = filtersWithin(query, from, to, timeZone);
+      const [byDay, byValue] = await Promise.all([
+        client.conversions.summary(filters, { group_by: `day,${stack}`, tz: timeZone, signal }),
+        client.conversions.summary(filters, { group_by: stack, signal }),
+      ]);
+      return { byDay, byValue };
+    },
+    [client, query, from, to, timeZone, stack],
+  );
+  // Half-typed dates (a year being typed reads 0002-...) are not asked about.
+  const changeRange = (next: [string, string]) => next.every(isReportDate) && setRange(next);
 
-  useEffect(() => {
-    let current = true;
-    setProblem('');
-    const filters = {
-      ...filtersOf(query),
-      'created_at.gte': startOfDay(from, timeZone).toISOString(),
-      'created_at.lt': startOfDay(addDays(to, 1), timeZone).toISOString(),
-    } as ConversionFilters;
-    Promise.all([client.conversions.summary(filters, { group_by: `day,${stack}`, tz: timeZone }), client.conversions.summary(filters, { group_by: stack })])
-      .then(([days, values]) => {
-        if (!current) return;
-        setByDay(days);
-        setByValue(values);
-      })
-      .catch((error) => current && setProblem(messageOf(error)));
-    return () => {
-      current = false;
-    };
-  }, [client, query, from, to, timeZone, stack]);
-
-  const ranked = [...(byValue?.groups ?? [])].sort((a, b) => b.amount - a.amount || b.conversions - a.conversions);
   const label = STACKS.find(([column]) => column === stack)![1];
+  const ranked = [...(answer.value?.byValue.groups ?? [])].sort((a, b) => b[measure] - a[measure] || b.conversions - a.conversions);
   return (
     <section aria-label="Reports">
-      <QueryEditor client={client} query={query} onQuery={onQuery} />
+      <QueryEditor query={query} onQuery={onQuery} />
       <div class="toolbar">
         <label>
           From
-          <input type="date" value={from} onChange={(event) => setRange([event.currentTarget.value, to])} />
+          <input type="date" value={from} onChange={(event) => changeRange([event.currentTarget.value, to])} />
         </label>
         <label>
           To
-          <input type="date" value={to} onChange={(event) => setRange([from, event.currentTarget.value])} />
+          <input type="date" value={to} onChange={(event) => changeRange([from, event.currentTarget.value])} />
         </label>
         <fieldset class="presets">
           <legend>Presets</legend>
-          {PRESETS.map((preset: Preset) => (
+          {PRESETS.map((preset) => (
             <button key={preset} type="button" class="quiet" onClick={() => setRange(presetRange(preset, dateIn(new Date(), timeZone)))}>
               {preset[0]!.toUpperCase() + preset.slice(1)}
             </button>
@@ -96,58 +103,66 @@ export function ReportsTab({ client, query, onQuery }: QueryProps) {
         <label>
           Show
           <select value={measure} onChange={(event) => setMeasure(event.currentTarget.value as Measure)}>
-            <option value="amount">Revenue</option>
-            <option value="conversions">Conversions</option>
+            {Object.entries(MEASURE_LABELS).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
           </select>
         </label>
       </div>
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
+      <Problem text={answer.problem} />
+      {answer.value && (
+        <StackedChart
+          summary={answer.value.byDay}
+          stack={stack}
+          label={label}
+          measure={measure}
+          dates={datesBetween(from, to)}
+          order={ranked.map((group) => keyText(group.key[stack]))}
+        />
       )}
-      {byDay && (
-        <StackedChart summary={byDay} stack={stack} measure={measure} dates={datesBetween(from, to)} order={ranked.map((group) => keyText(group.key[stack]))} />
-      )}
-      {byValue && (
-        <table aria-label={`Top ${label.toLowerCase()} values`}>
-          <thead>
-            <tr>
-              <th scope="col">{label}</th>
-              <th scope="col">Revenue</th>
-              <th scope="col">Conversions</th>
-              <th scope="col">Buyers</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ranked.map((group) => (
-              <tr key={keyText(group.key[stack])}>
-                <th scope="row">{keyText(group.key[stack])}</th>
-                <td>{money(group.amount)}</td>
-                <td>{group.conversions}</td>
-                <td>{group.buyers}</td>
+      {answer.value && (
+        <div class="table-frame">
+          <table aria-label={`Top ${label.toLowerCase()} values`}>
+            <thead>
+              <tr>
+                <th scope="col">{label}</th>
+                <th scope="col">Revenue</th>
+                <th scope="col">Conversions</th>
+                <th scope="col">Buyers</th>
               </tr>
-            ))}
-          </tbody>
-          <tfoot>
-            <tr>
-              <th scope="row">Total</th>
-              <td>{money(byValue.totals.amount)}</td>
-              <td>{byValue.totals.conversions}</td>
-              <td>{byValue.totals.buyers}</td>
-            </tr>
-          </tfoot>
-        </table>
+            </thead>
+            <tbody>
+              {ranked.map((group) => (
+                <tr key={keyText(group.key[stack])}>
+                  <th scope="row">{keyText(group.key[stack])}</th>
+                  <td>{money(group.amount)}</td>
+                  <td>{group.conversions}</td>
+                  <td>{group.buyers}</td>
+                </tr>
+              ))}
+            </tbody>
+            <tfoot>
+              <tr>
+                <th scope="row">Total</th>
+                <td>{money(answer.value.byValue.totals.amount)}</td>
+                <td>{answer.value.byValue.totals.conversions}</td>
+                <td>{answer.value.byValue.totals.buyers}</td>
+              </tr>
+            </tfoot>
+          </table>
+        </div>
       )}
     </section>
   );
 }
 
-const money = (amount: number) => amount.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-
 interface ChartProps {
   summary: ConversionSummary;
   stack: Stack;
+  /** The stack's name for people. */
+  label: string;
   measure: Measure;
   dates: string[];
   /** The stack's values, largest first. */
@@ -156,21 +171,30 @@ interface ChartProps {
 
 /**
  * The measure per day, stacked by the stack's values (the largest first, the rest as "other"),
- * drawn with uPlot: each series is the running sum of those below it, painted from the top down.
+ * drawn with uPlot: each series is the running sum of those below it, painted from the top down
+ * in opaque colours, so that each band shows its own value; the legend is the page's own, in the
+ * tables' order.
  */
-function StackedChart({ summary, stack, measure, dates, order }: ChartProps) {
+function StackedChart({ summary, stack, label, measure, dates, order }: ChartProps) {
   const frame = useRef<HTMLDivElement>(null);
   const names = order.length > MAX_SERIES ? [...order.slice(0, MAX_SERIES - 1), 'other'] : order;
-  const seriesOf = (value: string) => (names.includes(value) ? value : 'other');
   const perDay = new Map(dates.map((date) => [date, new Map(names.map((name) => [name, 0]))]));
   for (const group of summary.groups) {
     const day = perDay.get(String(group.key.day));
-    const name = seriesOf(keyText(group.key[stack]));
-    if (day) day.set(name, (day.get(name) ?? 0) + group[measure]);
+    const value = keyText(group.key[stack]);
+    const name = names.includes(value) ? value : 'other';
+    day?.set(name, (day.get(name) ?? 0) + group[measure]);
   }
+  const colourOf = (index: number) => COLOURS[index % COLOURS.length]!;
+  const title = `${MEASURE_LABELS[measure]} per day by ${label.toLowerCase()}`;
   useEffect(() => {
     if (!frame.current) return;
-    const x = dates.map((date) => Date.parse(`${date}T00:00:00Z`) / 1000);
+    const style = getComputedStyle(document.documentElement);
+    const axis = {
+      stroke: style.getPropertyValue('--text'),
+      grid: { stroke: style.getPropertyValue('--line') },
+      ticks: { stroke: style.getPropertyValue('--line') },
+    };
     let below = dates.map(() => 0);
     const stacked = names.map((name) => {
       below = dates.map((date, index) => below[index]! + (perDay.get(date)?.get(name) ?? 0));
@@ -181,58 +205,56 @@ function StackedChart({ summary, stack, measure, dates, order }: ChartProps) {
         width: frame.current.clientWidth,
         height: 280,
         tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
-        legend: { live: false },
+        legend: { show: false },
         scales: { x: { time: true } },
-        series: [
-          {},
-          ...names
-            .map((name, index) => ({
-              label: name,
-              stroke: COLOURS[index % COLOURS.length],
-              fill: `${COLOURS[index % COLOURS.length]}cc`,
-              points: { show: false },
-            }))
-            .reverse(),
-        ],
-        axes: [{}, { size: 60 }],
+        series: [{}, ...names.map((name, index) => ({ label: name, stroke: colourOf(index), fill: colourOf(index), points: { show: false } })).reverse()],
+        axes: [axis, { ...axis, size: 60 }],
       },
-      [x, ...stacked.reverse()],
+      [dates.map((date) => Date.parse(`${date}T00:00:00Z`) / 1000), ...stacked.reverse()],
       frame.current,
     );
     return () => chart.destroy();
   }, [summary, measure, dates.join(), names.join()]);
   return (
     <figure class="chart">
-      <figcaption>
-        {measure === 'amount' ? 'Revenue' : 'Conversions'} per day by {stack}
-      </figcaption>
-      <div ref={frame} role="img" aria-label={`${measure === 'amount' ? 'Revenue' : 'Conversions'} per day, stacked by ${stack}`} />
+      <figcaption>{title}</figcaption>
+      <div ref={frame} role="img" aria-label={title} />
+      <ul class="legend" aria-label="Legend">
+        {names.map((name, index) => (
+          <li key={name}>
+            <span class="swatch" style={{ background: colourOf(index) }} />
+            {name}
+          </li>
+        ))}
+      </ul>
       <details>
         <summary>Chart data</summary>
-        <table aria-label="Chart data">
-          <thead>
-            <tr>
-              <th scope="col">Day</th>
-              {names.map((name) => (
-                <th key={name} scope="col">
-                  {name}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {dates
-              .filter((date) => [...(perDay.get(date)?.values() ?? [])].some((value) => value !== 0))
-              .map((date) => (
-                <tr key={date}>
-                  <th scope="row">{date}</th>
-                  {names.map((name) => (
-                    <td key={name}>{measure === 'amount' ? money(perDay.get(date)?.get(name) ?? 0) : perDay.get(date)?.get(name)}</td>
-                  ))}
-                </tr>
-              ))}
-          </tbody>
-        </table>
+        <div class="table-frame">
+          <table aria-label="Chart data">
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                {names.map((name) => (
+                  <th key={name} scope="col">
+                    {name}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {dates
+                .filter((date) => [...(perDay.get(date)?.values() ?? [])].some((value) => value !== 0))
+                .map((date) => (
+                  <tr key={date}>
+                    <th scope="row">{date}</th>
+                    {names.map((name) => (
+                      <td key={name}>{measure === 'amount' ? money(perDay.get(date)?.get(name) ?? 0) : perDay.get(date)?.get(name)}</td>
+                    ))}
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </div>
       </details>
     </figure>
   );

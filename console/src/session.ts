@@ -1,4 +1,4 @@
-import { AcdsClient, AcdsError } from '@acds/client';
+import { AcdsClient } from '@acds/client';
 
 /** The key lives in this tab's sessionStorage: gone when the tab closes, never shared with other tabs. */
 const KEY_ITEM = 'acds.apiKey';
@@ -14,10 +14,4 @@ export function serviceUrl(): string {
 
 export function clientFor(apiKey: string, onRateLimitWait: (seconds: number) => void): AcdsClient {
   return new AcdsClient({ baseUrl: serviceUrl(), apiKey, onRateLimitWait });
-}
-
-/** What to show a person for a failure: the API's own message, as it gave it. */
-export function messageOf(error: unknown): string {
-  if (error instanceof AcdsError) return error.message;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -32,6 +32,9 @@ const CHROMIUM_FLAGS = [
   '--no-first-run',
 ];
 
+// Built once for the file, as `npm run build` builds it.
+before(() => build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' }));
+
 describe('the web console', () => {
   let ctx: TestContext;
   let baseUrl: string;
@@ -41,7 +44,6 @@ describe('the web console', () => {
   let page: Page;
 
   before(async () => {
-    await build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' });
     ctx = await startTestApp('sqlite');
     baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const account = await accountWithKey(ctx.accounts, 'console');
@@ -53,7 +55,8 @@ describe('the web console', () => {
       });
     }
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    // Numbers as the assertions write them (the page formats them in the browser's locale).
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
     page = await context.newPage();
   });
@@ -89,7 +92,7 @@ describe('the web console', () => {
     for (const name of ['Assets', 'Conversions', 'Reports', 'Cart events']) await page.getByRole('link', { name }).waitFor();
   });
 
-  test('uploads two files by the file chooser into a new folder, renames one and moves the other, and a copied URL serves its bytes', async () => {
+  test('uploads two files by the file chooser into a new folder, renames one and moves it, and its copied URL serves its bytes', async () => {
     await page.getByLabel('New folder').fill('landing');
     await page.getByRole('button', { name: 'Create folder' }).click();
     const image = png(40, 30);
@@ -110,17 +113,14 @@ describe('the web console', () => {
     const hero = page.getByRole('complementary', { name: 'Asset hero.png' });
     await hero.getByLabel('Name').fill('hero-v2.png');
     await hero.getByRole('button', { name: 'Rename' }).click();
-    await grid.getByRole('button', { name: /hero-v2\.png/ }).waitFor();
-
-    await grid.getByRole('button', { name: /notes\.txt/ }).click();
-    const notes = page.getByRole('complementary', { name: 'Asset notes.txt' });
-    await notes.getByLabel('Folder').selectOption('');
-    await notes.getByRole('button', { name: 'Move' }).click();
-    await grid.getByRole('button', { name: /notes\.txt/ }).waitFor({ state: 'detached' });
-    assert.deepEqual(await folderOf(), { 'hero-v2.png': 'landing', 'notes.txt': '' });
-
-    await grid.getByRole('button', { name: /hero-v2\.png/ }).click();
     const renamed = page.getByRole('complementary', { name: 'Asset hero-v2.png' });
+    await renamed.getByLabel('Folder').selectOption('');
+    await renamed.getByRole('button', { name: 'Move' }).click();
+    await grid.getByRole('button', { name: /hero-v2\.png/ }).waitFor({ state: 'detached' });
+    assert.deepEqual(await folderOf(), { 'hero-v2.png': '', 'notes.txt': 'landing' });
+
+    await page.getByRole('button', { name: '(root)' }).click();
+    await grid.getByRole('button', { name: /hero-v2\.png/ }).click();
     await renamed.getByRole('button', { name: 'Copy URL' }).click();
     await renamed.getByRole('button', { name: 'Copied' }).waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
@@ -150,28 +150,47 @@ describe('the web console', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
   });
 
-  test("a report's sums by cart are the summary endpoint's", async () => {
+  test("a report's chart and top values sum as the summary endpoint does, by day in the chosen time zone", async () => {
     await page.getByRole('link', { name: 'Reports' }).click();
     await page.getByLabel('Query').fill('');
     await page.getByRole('button', { name: 'Apply' }).click();
-    await page.getByLabel('Time zone').selectOption('UTC');
+    await page.getByLabel('Time zone').selectOption('America/New_York');
     await page.getByLabel('From', { exact: true }).fill('2026-03-01');
     await page.getByLabel('To', { exact: true }).fill('2026-04-30');
     await page.getByLabel('Stack by').selectOption('cart_integration');
-    const summary = await api(
-      '/api/v1/conversions/summary?group_by=cart_integration&created_at.gte=2026-03-01T00:00:00.000Z&created_at.lt=2026-05-01T00:00:00.000Z',
-    );
-    const table = page.getByRole('table', { name: 'Top cart values' });
-    for (const group of summary.groups as { key: { cart_integration: string }; amount: number; conversions: number }[]) {
-      const row = table.getByRole('row', { name: new RegExp(`^${group.key.cart_integration} `) });
+    // New York's March 1 starts at 05:00 UTC (EST); the day after April 30 at 04:00 UTC (EDT).
+    const range = 'created_at.gte=2026-03-01T05:00:00Z&created_at.lt=2026-05-01T04:00:00Z';
+    type Group = { key: { day?: string; cart_integration: string }; amount: number; conversions: number };
+    const byCart: Group[] = (await api(`/api/v1/conversions/summary?group_by=cart_integration&${range}`)).groups;
+    const byDay: Group[] = (await api(`/api/v1/conversions/summary?group_by=day,cart_integration&tz=America/New_York&${range}`)).groups;
+    assert.ok(byDay.length > 1);
+
+    const top = page.getByRole('table', { name: 'Top cart values' });
+    for (const group of byCart) {
+      const row = top.getByRole('row', { name: new RegExp(`^${group.key.cart_integration} `) });
       await row.waitFor();
-      const cells = await row.getByRole('cell').allTextContents();
-      assert.deepEqual(cells.slice(0, 2), [group.amount.toFixed(2), String(group.conversions)], group.key.cart_integration);
+      assert.deepEqual(
+        (await row.getByRole('cell').allTextContents()).slice(0, 2),
+        [group.amount.toFixed(2), String(group.conversions)],
+        group.key.cart_integration,
+      );
     }
     await page
       .getByRole('img', { name: /Revenue per day/ })
       .locator('canvas')
       .waitFor();
+    await page.getByText('Chart data').click();
+    const chart = page.getByRole('table', { name: 'Chart data' });
+    const carts = (await chart.getByRole('columnheader').allTextContents()).slice(1);
+    const shown = new Map<string, string>();
+    for (const row of await chart.locator('tbody tr').all()) {
+      const day = (await row.getByRole('rowheader').textContent())!;
+      const cells = await row.getByRole('cell').allTextContents();
+      for (const [index, cart] of carts.entries()) shown.set(`${day} ${cart}`, cells[index]!);
+    }
+    const expected = new Map(byDay.map((group) => [`${group.key.day} ${group.key.cart_integration}`, group.amount.toFixed(2)]));
+    for (const [key, amount] of shown) assert.equal(amount, expected.get(key) ?? '0.00', key);
+    for (const [key, amount] of expected) assert.equal(shown.get(key), amount, key);
     await screenshot('reports');
   });
 
@@ -204,7 +223,6 @@ describe('the web console under the rate limit', () => {
   let browser: Browser;
 
   before(async () => {
-    await build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' });
     ctx = await startTestApp('sqlite', { rateLimit: { max: 2, windowMs: 2_000 } });
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
   });
@@ -216,7 +234,7 @@ describe('the web console under the rate limit', () => {
   test('a 429 is shown as "too many requests, retrying in N s", and the page answers once it has waited', async () => {
     const baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const { key } = await accountWithKey(ctx.accounts, 'limited');
-    const page = await browser.newPage();
+    const page = await browser.newPage({ locale: 'en-US' });
     await page.goto(`${baseUrl}/console/#reports`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
