@@ -87,9 +87,10 @@ function baseName(path: string): string {
 
 /** A file on disk as a Blob that reads it when sent (Node 20: fs.openAsBlob). */
 async function openAsBlob(path: string): Promise<Blob> {
-  // Named at run time, so that bundlers for browsers leave Node's module alone.
+  // Named at run time (and marked for Vite, which would otherwise follow the constant), so that
+  // bundlers for browsers leave Node's module alone.
   const fsModule = 'node:fs';
-  const fs = (await import(fsModule)) as { openAsBlob?: (path: string) => Promise<Blob> };
+  const fs = (await import(/* @vite-ignore */ fsModule)) as { openAsBlob?: (path: string) => Promise<Blob> };
   if (!fs.openAsBlob) throw new TypeError('a file path needs Node 20 or later; in a browser, pass a File');
   return fs.openAsBlob(path);
 }

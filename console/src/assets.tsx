@@ -36,6 +36,8 @@ interface Upload {
   id: number;
   name: string;
   state: 'waiting' | 'sending' | 'done' | 'failed';
+  /** The API's message when it failed. */
+  problem?: string;
 }
 
 export function AssetsTab({ client }: { client: AcdsClient }) {
@@ -103,8 +105,13 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
     for (const [index, file] of files.entries()) {
       const { id } = batch[index]!;
       set(id, { state: 'sending' });
-      const done = await act(async () => reread(await client.assets.create({ name: file.name, file, folder })));
-      set(id, done ? { state: 'done' } : { state: 'failed' });
+      try {
+        const apply = await reread(await client.assets.create({ name: file.name, file, folder }));
+        setAssets((shown) => apply(shown ?? []));
+        set(id, { state: 'done' });
+      } catch (error) {
+        set(id, { state: 'failed', problem: messageOf(error) });
+      }
     }
   };
 
@@ -187,7 +194,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
             <ul>
               {uploads.map((item) => (
                 <li key={item.id}>
-                  {item.name}: {item.state}
+                  {item.name}: {item.problem ?? item.state}
                 </li>
               ))}
             </ul>

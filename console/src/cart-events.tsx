@@ -4,14 +4,20 @@ import { counted } from './conversions';
 
 /**
  * The carts connected and the path each notifies (the token shown only by its first characters),
- * then the latest notifications first: the last page of the list, which runs oldest first, turned around.
+ * then the latest notifications first: the list runs oldest first, so its last 100 are read from its
+ * last page and, when that one is not full, the page before it, and turned around.
  */
+const LATEST = 100;
+
 export function CartEventsTab({ client }: { client: AcdsClient }) {
   const receivers = useAnswer((signal) => client.cartReceivers.list({ signal }), [client]);
   const events = useAnswer(
     async (signal) => {
       const first = await client.cartEvents.page({}, 1, { signal });
-      return first.totalPages > 1 ? await client.cartEvents.page({}, first.totalPages, { signal }) : first;
+      if (first.totalPages === 1) return { total: first.totalEntries, latest: first.entries.slice().reverse() };
+      const last = await client.cartEvents.page({}, first.totalPages, { signal });
+      const before = first.totalPages === 2 ? first : await client.cartEvents.page({}, first.totalPages - 1, { signal });
+      return { total: last.totalEntries, latest: [...before.entries, ...last.entries].slice(-LATEST).reverse() };
     },
     [client],
   );
@@ -45,7 +51,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
         </div>
       )}
       <h2>Latest notifications</h2>
-      <p>{events.value ? `${counted(events.value.totalEntries, 'notification')} received` : 'Loading…'}</p>
+      <p>{events.value ? `${counted(events.value.total, 'notification')} received` : 'Loading…'}</p>
       <div class="table-frame">
         <table aria-label="Latest notifications">
           <thead>
@@ -60,7 +66,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
             </tr>
           </thead>
           <tbody>
-            {[...(events.value?.entries ?? [])].reverse().map((event) => (
+            {(events.value?.latest ?? []).map((event) => (
               <tr key={event.id}>
                 <td>{event.received_at}</td>
                 <td>{event.cart}</td>

@@ -82,7 +82,7 @@ export function ConversionsTab({ client, query, onQuery }: QueryProps) {
       </div>
       <Problem text={answer.problem ?? exportProblem} />
       <div class="table-frame">
-        <table>
+        <table aria-label="Conversions on this page">
           <thead>
             <tr>
               {columns.map((name) => (

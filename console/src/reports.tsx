@@ -187,6 +187,7 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
   }
   const colourOf = (index: number) => COLOURS[index % COLOURS.length]!;
   const title = `${MEASURE_LABELS[measure]} per day by ${label.toLowerCase()}`;
+  const scheme = useColourScheme();
   useEffect(() => {
     if (!frame.current) return;
     const style = getComputedStyle(document.documentElement);
@@ -213,8 +214,16 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
       [dates.map((date) => Date.parse(`${date}T00:00:00Z`) / 1000), ...stacked.reverse()],
       frame.current,
     );
-    return () => chart.destroy();
-  }, [summary, measure, dates.join(), names.join()]);
+    // The chart is drawn at a width in pixels: follow the frame as the window or the phone turns.
+    const resized = new ResizeObserver(([entry]) => {
+      if (entry && Math.round(entry.contentRect.width) !== chart.width) chart.setSize({ width: entry.contentRect.width, height: 280 });
+    });
+    resized.observe(frame.current);
+    return () => {
+      resized.disconnect();
+      chart.destroy();
+    };
+  }, [summary, measure, dates.join(), names.join(), scheme]);
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>
@@ -258,4 +267,16 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
       </details>
     </figure>
   );
+}
+
+/** 'dark' or 'light' as the system says now, so that what reads the theme's colours draws again when it changes. */
+function useColourScheme() {
+  const query = matchMedia('(prefers-color-scheme: dark)');
+  const [scheme, setScheme] = useState(query.matches ? 'dark' : 'light');
+  useEffect(() => {
+    const changed = () => setScheme(query.matches ? 'dark' : 'light');
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return scheme;
 }

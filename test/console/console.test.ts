@@ -32,6 +32,8 @@ const CHROMIUM_FLAGS = [
   '--no-first-run',
 ];
 
+const UPLOAD_LIMIT = 64 * 1024;
+
 // Built once for the file, as `npm run build` builds it.
 before(() => build({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' }));
 
@@ -44,7 +46,7 @@ describe('the web console', () => {
   let page: Page;
 
   before(async () => {
-    ctx = await startTestApp('sqlite');
+    ctx = await startTestApp('sqlite', { maxUploadBytes: UPLOAD_LIMIT });
     baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const account = await accountWithKey(ctx.accounts, 'console');
     key = account.key;
@@ -131,6 +133,30 @@ describe('the web console', () => {
     await screenshot('assets');
   });
 
+  test("an upload the API refuses shows the API's message beside its name and adds nothing", async () => {
+    const before = (await api('/api/v1/assets')).totalEntries;
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await (await chooser).setFiles([{ name: 'too-big.mp4', mimeType: 'video/mp4', buffer: Buffer.alloc(UPLOAD_LIMIT + 1) }]);
+    const refused = await page
+      .getByRole('listitem')
+      .filter({ hasText: /^too-big\.mp4: (?!waiting|sending)/ })
+      .textContent();
+    const expected = await fetch(`${baseUrl}/api/v1/assets`, {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      body: (() => {
+        const form = new FormData();
+        form.set('name', 'too-big.mp4');
+        form.set('file', new Blob([Buffer.alloc(UPLOAD_LIMIT + 1)], { type: 'video/mp4' }), 'too-big.mp4');
+        return form;
+      })(),
+    });
+    assert.equal(expected.status, 400);
+    assert.equal(refused, `too-big.mp4: ${await expected.json()}`);
+    assert.equal((await api('/api/v1/assets')).totalEntries, before);
+  });
+
   test('filters conversions by the query text and shows the total the API counts', async () => {
     await page.getByRole('link', { name: 'Conversions' }).click();
     await page.getByLabel('Query').fill('amount.gt=20&cart_integration.in=clickbank,buygoods');
@@ -141,12 +167,13 @@ describe('the web console', () => {
       .getByRole('status', { name: 'Total' })
       .filter({ hasText: `${expected} conversion` })
       .waitFor();
+    await screenshot('conversions');
     await page
       .getByRole('button', { name: /^Open conversion / })
       .first()
       .click();
     await page.getByRole('dialog').getByText('original_receipt', { exact: true }).waitFor();
-    await screenshot('conversions');
+    await screenshot('conversion-entry');
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
   });
 
@@ -194,27 +221,80 @@ describe('the web console', () => {
     await screenshot('reports');
   });
 
-  test("cart events show each connected cart's path without its token, and the latest notifications", async () => {
+  test("cart events show each connected cart's path without its token, and the latest 100 notifications, newest first", async () => {
     const secret = randomSecret();
     const hookPath = await new CartService(ctx.database).connect(accountId, 'generic', secret);
     const token = hookPath.split('/').at(-1)!;
-    const body = JSON.stringify(genericEvent('evt-console-1', 'R-CONSOLE-1'));
-    const sent = await fetch(`${baseUrl}${hookPath}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-signature': genericSignatureHeader(secret, body) },
-      body,
-    });
-    assert.equal(sent.status, 200, await sent.text());
+    // 150 notifications: the latest 100 span the list's last two pages.
+    const kinds = [{ event: 'sale' }, { event: 'upsell' }, { event: 'refund' }, { event: 'test', test: true }];
+    for (let index = 1; index <= 150; index++) {
+      const body = JSON.stringify(genericEvent(`evt-console-${index}`, `R-CONSOLE-${index}`, kinds[index % kinds.length]));
+      const sent = await fetch(`${baseUrl}${hookPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-signature': genericSignatureHeader(secret, body) },
+        body,
+      });
+      assert.equal(sent.status, 200, await sent.text());
+    }
     await page.getByRole('link', { name: 'Cart events' }).click();
     const row = page.getByRole('table', { name: 'Connected carts' }).getByRole('row', { name: /^generic / });
     const shown = (await row.getByRole('cell').first().textContent()) ?? '';
     assert.ok(shown.startsWith('/hooks/generic/') && shown.endsWith('…'), shown);
     assert.ok(!shown.includes(token), 'the token is never shown whole');
-    await page
-      .getByRole('table', { name: 'Latest notifications' })
-      .getByRole('row', { name: /R-CONSOLE-1/ })
-      .waitFor();
+    await page.getByText('150 notifications received').waitFor();
+    const receipts = await page.getByRole('table', { name: 'Latest notifications' }).locator('tbody tr td:nth-child(5)').allTextContents();
+    assert.deepEqual(
+      receipts,
+      Array.from({ length: 100 }, (_, index) => `R-CONSOLE-${150 - index}`),
+    );
     await screenshot('cart-events');
+  });
+
+  test('"Export CSV" downloads what the export endpoint answers for the query', async () => {
+    await page.getByRole('link', { name: 'Conversions' }).click();
+    await page.getByLabel('Query').fill('country=US');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    const file = await (await download).path();
+    const expected = await fetch(`${baseUrl}/api/v1/conversions/export?country=US&format=csv`, { headers: { 'x-api-key': key } });
+    assert.equal(expected.status, 200);
+    const text = await expected.text();
+    assert.ok(text.split('\n').length > 2, text);
+    assert.equal(fs.readFileSync(file, 'utf8'), text);
+  });
+
+  test("every tab fits a phone's width, in the dark theme when the system's is dark", async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', locale: 'en-US', isMobile: true, hasTouch: true });
+    const small = await phone.newPage();
+    try {
+      await small.goto(`${baseUrl}/console/`);
+      await small.getByLabel('API key').fill(key);
+      await small.getByRole('button', { name: 'Sign in' }).click();
+      const background = await small.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const [red, green, blue] = background.match(/\d+/g)!.map(Number);
+      assert.ok(red! + green! + blue! < 3 * 64, `a dark page, not ${background}`);
+      const shownWhenReady = {
+        Assets: small.getByRole('list', { name: 'Assets in this folder' }).getByRole('button').first(),
+        Conversions: small.getByRole('button', { name: /^Open conversion / }).first(),
+        Reports: small.getByRole('table', { name: 'Top source values' }).getByRole('row').nth(1),
+        'Cart events': small.getByRole('table', { name: 'Latest notifications' }).getByRole('row').nth(1),
+      };
+      for (const [tab, ready] of Object.entries(shownWhenReady)) {
+        await small.getByRole('link', { name: tab }).click();
+        if (tab === 'Reports') {
+          await small.getByLabel('From', { exact: true }).fill('2026-03-01');
+          await small.getByLabel('To', { exact: true }).fill('2026-04-30');
+        }
+        await ready.waitFor();
+        // Wide tables scroll inside their frames; the page itself never scrolls sideways.
+        const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.equal(overflow, 0, `${tab} is ${overflow} px wider than the phone`);
+        if (SCREENSHOTS) await small.screenshot({ path: path.join(SCREENSHOTS, `phone-${tab.toLowerCase().replace(' ', '-')}.png`) });
+      }
+    } finally {
+      await phone.close();
+    }
   });
 });
 
