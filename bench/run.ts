@@ -5,7 +5,8 @@
  * answers for every row after the import), drives the service with autocannon from a separate
  * process on another core, compares every scenario with a bare node:http server sending the same
  * bytes, checks a sample of answers against the data, then asks new questions once each (cold,
- * bench/cold.ts) beside a probe. It prints tables next to its TARGETS (and writes them
+ * bench/cold.ts) beside a probe, then times reports and the export (reports.ts) and the web
+ * console in Chromium (console.ts). It prints tables next to its TARGETS (and writes them
  * as JSON to bench/results/ for comparing commits). Beside the import's rate it prints the
  * database's own for the same rows with every index (engine-floor.ts).
  *
@@ -33,6 +34,7 @@ import { seededRandom } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
+import { CHROMIUM, measureConsole } from './console.js';
 import { measureReports } from './reports.js';
 import { engineFloorSeconds } from './engine-floor.js';
 import type { LoadOptions, LoadResult } from './load.js';
@@ -80,6 +82,7 @@ const TARGETS = {
     reports: { quarterP50Ms: 90, everythingMaxMs: 300, exportRowsPerSecond: 50_000 },
   },
   exportGrowthMiB: 32,
+  consoleFirstPageMs: 1000,
   rssMiB: 256,
   uploadGrowthMiB: 64,
 };
@@ -584,6 +587,10 @@ async function main(): Promise<number> {
         reports.export.rssGrowthMiB <= TARGETS.exportGrowthMiB,
     };
 
+    log('console: the first page in a fresh browser, then each tab signed in...');
+    const consoleTimes = await measureConsole(service.baseUrl, API_KEY);
+    const consoleMet = consoleTimes !== undefined && Math.max(...consoleTimes.firstPageMs) <= TARGETS.consoleFirstPageMs;
+
     // Last, so that the peak below covers it too: the growth of the server's memory while it takes 1 GiB.
     const restingRssMiB = memoryMiB(servicePid, 'VmRSS');
     const stopUploadSampling = sampleRss(servicePid);
@@ -675,6 +682,11 @@ async function main(): Promise<number> {
     console.log(
       `export of all ${reports.export.rows} as NDJSON, uncompressed: ${reports.export.seconds.toFixed(1)} s = ${reports.export.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.reports.exportRowsPerSecond}), server RSS grew ${fixed(reports.export.rssGrowthMiB)} MiB (target ≤${TARGETS.exportGrowthMiB}): ${yes(reportsMet.export)}`,
     );
+    console.log(
+      consoleTimes
+        ? `console: first page usable in ${consoleTimes.firstPageMs.map((ms) => ms.toFixed(0)).join(', ')} ms (fresh browser each time; target ≤${TARGETS.consoleFirstPageMs} ms): ${yes(consoleMet)}; signed in, each tab's answer shown in: ${consoleTimes.tabsMs.map(({ tab, ms }) => `${tab} ${ms.toFixed(0)} ms`).join(', ')}`
+        : `console: NOT measured (no Chromium at ${CHROMIUM})`,
+    );
     console.log('');
     console.log(
       `import (the service running): ${options.conversions} rows in ${current.import.seconds.toFixed(1)} s = ${current.import.rowsPerSecond.toFixed(0)} rows/s (target ≥${targets.importRowsPerSecond}): ${yes(importMet)}`,
@@ -705,6 +717,7 @@ async function main(): Promise<number> {
       ...Object.entries(reportsMet)
         .filter(([, met]) => !met)
         .map(([name]) => `reports ${name}`),
+      ...(consoleMet ? [] : ['console']),
       ...(importMet ? [] : ['import']),
       ...(memoryMet ? [] : ['memory']),
       ...(uploadMet ? [] : ['upload']),
@@ -748,6 +761,7 @@ async function main(): Promise<number> {
         serverRssMiB: coldRssMiB,
       },
       reports: { ...reports, met: reportsMet },
+      console: consoleTimes ? { ...consoleTimes, met: consoleMet } : undefined,
       memory: { peakRssMiB, met: memoryMet },
       upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
       answersChecked: checked + cold.answersChecked,

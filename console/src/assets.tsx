@@ -124,7 +124,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
     <section class="assets" aria-label="Assets">
       <aside class="folders">
         <h2>Folders</h2>
-        <ul>
+        <ul aria-label="Folders">
           {['', ...folders].map((path) => (
             <li key={path} style={{ paddingLeft: `${path.split('/').filter(Boolean).length * 0.8}rem` }}>
               <button type="button" class="link" aria-current={path === folder ? 'true' : undefined} onClick={() => setFolder(path)}>

@@ -14,7 +14,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
   const events = useAnswer(
     async (signal) => {
       const first = await client.cartEvents.page({}, 1, { signal });
-      if (first.totalPages === 1) return { total: first.totalEntries, latest: first.entries.slice().reverse() };
+      if (first.totalPages <= 1) return { total: first.totalEntries, latest: first.entries.slice().reverse() };
       const last = await client.cartEvents.page({}, first.totalPages, { signal });
       const before = first.totalPages === 2 ? first : await client.cartEvents.page({}, first.totalPages - 1, { signal });
       return { total: last.totalEntries, latest: [...before.entries, ...last.entries].slice(-LATEST).reverse() };

@@ -94,6 +94,14 @@ describe('the web console', () => {
     for (const name of ['Assets', 'Conversions', 'Reports', 'Cart events']) await page.getByRole('link', { name }).waitFor();
   });
 
+  test('cart events of an account that has none say so', async () => {
+    await page.getByRole('link', { name: 'Cart events' }).click();
+    await page.getByText('0 notifications received').waitFor();
+    await page.getByText(/^No cart is connected/).waitFor();
+    assert.equal(await page.getByRole('alert').count(), 0);
+    await page.getByRole('link', { name: 'Assets' }).click();
+  });
+
   test('uploads two files by the file chooser into a new folder, renames one and moves it, and its copied URL serves its bytes', async () => {
     await page.getByLabel('New folder').fill('landing');
     await page.getByRole('button', { name: 'Create folder' }).click();
