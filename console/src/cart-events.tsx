@@ -2,13 +2,13 @@ import type { AcdsClient } from '@acds/client';
 import { Problem, useAnswer } from './answer';
 import { counted } from './conversions';
 
+const LATEST = 100;
+
 /**
  * The carts connected and the path each notifies (the token shown only by its first characters),
  * then the latest notifications first: the list runs oldest first, so its last 100 are read from its
  * last page and, when that one is not full, the page before it, and turned around.
  */
-const LATEST = 100;
-
 export function CartEventsTab({ client }: { client: AcdsClient }) {
   const receivers = useAnswer((signal) => client.cartReceivers.list({ signal }), [client]);
   const events = useAnswer(
