@@ -274,6 +274,7 @@ export interface components {
       connected_at: string;
     };
     /**
+     * @description An asset, as lists show it
      * @example {
      *   "id": 12,
      *   "created_at": "2026-11-20T14:03:11Z",
@@ -1615,7 +1616,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description A page of the matching conversions, with their exact count */
       200: {
         content: {
           "application/json": {
@@ -2666,7 +2667,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The sums of each group, in key order, and of every matching conversion */
       200: {
         content: {
           "application/json": {
@@ -4082,7 +4083,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description A page of the matching cart events, with their exact count */
       200: {
         content: {
           "application/json": {
@@ -4114,7 +4115,7 @@ export interface operations {
    */
   listCartReceivers: {
     responses: {
-      /** @description Default Response */
+      /** @description The connected carts */
       200: {
         content: {
           "application/json": {
@@ -4429,7 +4430,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description A page of the matching assets, with their exact count */
       200: {
         content: {
           "application/json": {
@@ -4537,7 +4538,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Created */
       200: {
         content: {
           "application/json": {
@@ -4562,7 +4563,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description An asset, as lists show it */
       200: {
         content: {
           "application/json": {
@@ -4701,7 +4702,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Updated */
       200: {
         content: {
           "application/json": true;
@@ -4723,7 +4724,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Deleted */
       200: {
         content: {
           "application/json": true;

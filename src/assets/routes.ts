@@ -40,7 +40,12 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         description: 'One page of 100 assets in ascending id order, filtered by column. See the API reference for the filter forms.',
         tags: ['assets'],
         querystring: listQueryDocs(assetCatalogue),
-        response: { 200: ListEnvelope(AssetEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
+        response: {
+          200: ListEnvelope(AssetEntry, 'A page of the matching assets, with their exact count'),
+          304: NotModified,
+          400: ErrorMessage,
+          401: ErrorMessage,
+        },
       },
       validatorCompiler: documentationOnly,
     },
@@ -61,7 +66,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         tags: ['assets'],
         consumes: ['multipart/form-data'],
         body: AssetFormFields,
-        response: { 200: Type.Object({ id: Type.String({ description: 'The new asset id' }) }), 400: ErrorMessage },
+        response: { 200: Type.Object({ id: Type.String({ description: 'The new asset id' }) }, { description: 'Created' }), 400: ErrorMessage },
       },
     },
     async (request, reply) => {
@@ -121,7 +126,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         consumes: ['multipart/form-data'],
         params: IdParams,
         body: AssetFormFields,
-        response: { 200: Type.Literal(true), 400: ErrorMessage },
+        response: { 200: Type.Literal(true, { description: 'Updated' }), 400: ErrorMessage },
       },
     },
     async (request, reply) => {
@@ -141,7 +146,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         operationId: 'deleteAsset',
         tags: ['assets'],
         params: IdParams,
-        response: { 200: Type.Literal(true), 400: ErrorMessage },
+        response: { 200: Type.Literal(true, { description: 'Deleted' }), 400: ErrorMessage },
       },
     },
     async (request, reply) => {

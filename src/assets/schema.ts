@@ -52,7 +52,7 @@ export const AssetEntry = Type.Object(
     content_type: nullable(Type.String({ description: 'Content type a local asset is served with' })),
     public_url: nullable(Type.String({ description: 'Where a web page can embed a local asset without a key; stable across renames and moves' })),
   },
-  { additionalProperties: false, $id: 'AssetEntry', examples: [EXAMPLE] },
+  { additionalProperties: false, $id: 'AssetEntry', description: 'An asset, as lists show it', examples: [EXAMPLE] },
 );
 export type AssetEntry = Static<typeof AssetEntry>;
 

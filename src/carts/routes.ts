@@ -107,7 +107,12 @@ export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> 
           'Every notification a connected cart sent and the service accepted, purchase or not, one page of 100 in ascending id order, filtered by column. See the API reference.',
         tags: ['carts'],
         querystring: listQueryDocs(cartEventCatalogue),
-        response: { 200: ListEnvelope(CartEventEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
+        response: {
+          200: ListEnvelope(CartEventEntry, 'A page of the matching cart events, with their exact count'),
+          304: NotModified,
+          400: ErrorMessage,
+          401: ErrorMessage,
+        },
       },
       validatorCompiler: documentationOnly,
     },
@@ -128,7 +133,7 @@ export const cartEventRoutes: FastifyPluginAsyncTypebox<{ carts: CartService }> 
         response: {
           200: Type.Object(
             { receivers: Type.Array(CartReceiverEntry, { description: 'The connected carts, by cart; empty when none is' }) },
-            { additionalProperties: false },
+            { additionalProperties: false, description: 'The connected carts' },
           ),
           401: ErrorMessage,
         },

@@ -38,7 +38,12 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
         description: 'One page of 100 conversions in ascending id order, filtered by column. See the API reference for the filter forms.',
         tags: ['conversions'],
         querystring: listQueryDocs(conversionCatalogue),
-        response: { 200: ListEnvelope(ConversionEntry), 304: NotModified, 400: ErrorMessage, 401: ErrorMessage },
+        response: {
+          200: ListEnvelope(ConversionEntry, 'A page of the matching conversions, with their exact count'),
+          304: NotModified,
+          400: ErrorMessage,
+          401: ErrorMessage,
+        },
       },
       validatorCompiler: documentationOnly,
     },

@@ -41,7 +41,10 @@ export const ConversionSummary = Type.Object(
     ),
     totals: Type.Object(Measures, { description: 'Over every matching conversion, each counted once' }),
   },
-  { examples: [{ groups: [{ key: { day: '2026-03-01', utm_source: 'facebook' }, ...EXAMPLE_MEASURES }], totals: EXAMPLE_MEASURES }] },
+  {
+    description: 'The sums of each group, in key order, and of every matching conversion',
+    examples: [{ groups: [{ key: { day: '2026-03-01', utm_source: 'facebook' }, ...EXAMPLE_MEASURES }], totals: EXAMPLE_MEASURES }],
+  },
 );
 export type ConversionSummary = Static<typeof ConversionSummary>;
 

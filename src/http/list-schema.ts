@@ -8,13 +8,16 @@ import { JSON_CONTENT_TYPE } from './reply.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type Modifier, type RawQuery } from '../filters/parse.js';
 
 /** The list envelope (docs/api.md, "Listing") around a resource's entries. */
-export const ListEnvelope = <Entry extends TSchema>(entry: Entry) =>
-  Type.Object({
-    entries: Type.Array(entry, { description: 'The entries of the page, at most 100, in ascending id order' }),
-    totalEntries: Type.Integer({ description: 'How many entries match the filters' }),
-    page: Type.Integer({ description: 'The page returned' }),
-    totalPages: Type.Integer({ description: 'ceil(totalEntries / 100); 0 when nothing matches' }),
-  });
+export const ListEnvelope = <Entry extends TSchema>(entry: Entry, description: string) =>
+  Type.Object(
+    {
+      entries: Type.Array(entry, { description: 'The entries of the page, at most 100, in ascending id order' }),
+      totalEntries: Type.Integer({ description: 'How many entries match the filters' }),
+      page: Type.Integer({ description: 'The page returned' }),
+      totalPages: Type.Integer({ description: 'ceil(totalEntries / 100); 0 when nothing matches' }),
+    },
+    { description },
+  );
 
 /** A list page whose entries are JSON texts already (built by the database), as one JSON text. */
 export function listPageJson(page: ListPage<string>): string {

@@ -26,12 +26,12 @@ interface Parameter {
 interface Operation {
   operationId?: string;
   parameters?: Parameter[];
-  responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+  responses: Record<string, { $ref?: string; description?: string; headers?: Record<string, unknown> }>;
 }
 type OpenApi = {
   servers: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown>; responses: Record<string, { headers: Record<string, unknown> }> };
+  components: { schemas: Record<string, unknown>; responses: Record<string, { description?: string; headers: Record<string, unknown> }> };
 };
 
 describe('the OpenAPI document', () => {
@@ -78,6 +78,16 @@ describe('the OpenAPI document', () => {
     assert.equal(new Set(ids).size, ids.length, `operation ids repeat: ${ids.join(' ')}`);
     for (const name of ['ConversionEntry', 'CartEventEntry', 'AssetEntry']) assert.ok(name in document.components.schemas, `${name} is a named schema`);
     assert.ok(!Object.keys(document.components.schemas).some((name) => name.startsWith('def-')), Object.keys(document.components.schemas).join(' '));
+  });
+
+  test('describes every answer of every operation in its own words', () => {
+    const undescribed = operations().flatMap(({ method, path, operation }) =>
+      Object.entries(operation.responses)
+        .map(([status, response]) => [status, response.$ref ? document.components.responses[response.$ref.split('/').at(-1)!] : response] as const)
+        .filter(([, response]) => !response?.description || response.description === 'Default Response')
+        .map(([status]) => `${method} ${path} ${status}`),
+    );
+    assert.deepEqual(undescribed, []);
   });
 
   test('declares every form of every filter of each list, typed as its column, with page a whole number', () => {
