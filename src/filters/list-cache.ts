@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Filter, ListQuery } from './parse.js';
+import { LRUCache } from 'lru-cache';
 
 /**
  * What listing has learnt about one filter of one account while the account's data version
@@ -43,12 +44,14 @@ export class FilterFacts {
  * version lives in the database.
  */
 export class ListCache {
-  private readonly entries = new Map<string, { version: number; facts: FilterFacts }>();
+  private readonly entries: LRUCache<string, { version: number; facts: FilterFacts }>;
 
   constructor(
-    private readonly maxFilters = 1000,
+    maxFilters = 1000,
     private readonly maxPagesPerFilter = 1000,
-  ) {}
+  ) {
+    this.entries = new LRUCache({ max: maxFilters });
+  }
 
   /** What earlier requests learnt about the query's filters under this data version of the account. */
   lookup(scope: string, accountId: number, version: number, query: ListQuery): FilterFacts {
@@ -59,10 +62,9 @@ export class ListCache {
     const found = this.entries.get(key);
     // A request that read an older version than the cached one works on its own, unshared facts.
     if (found && found.version > version) return new FilterFacts(this.maxPagesPerFilter);
-    this.entries.delete(key);
-    const entry = found && found.version === version ? found : { version, facts: new FilterFacts(this.maxPagesPerFilter) };
+    if (found && found.version === version) return found.facts;
+    const entry = { version, facts: new FilterFacts(this.maxPagesPerFilter) };
     this.entries.set(key, entry);
-    if (this.entries.size > this.maxFilters) this.entries.delete(this.entries.keys().next().value!);
     return entry.facts;
   }
 }

@@ -25,6 +25,7 @@ import {
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
 import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import { LRUCache } from 'lru-cache';
 
 /**
  * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
@@ -72,8 +73,7 @@ interface CreatedAtSpan {
 /** Each account's span of `created_at`, kept as rows arrive (they only ever widen it). */
 const createdAtSpans = new Map<number, CreatedAtSpan>();
 /** Time zones' offsets over spans of whole months, by zone and span; the latest few kept. */
-const offsetsFound = new Map<string, OffsetSpan[]>();
-const MAX_OFFSETS_FOUND = 100;
+const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
 // The span a time zone's offsets are found over, in whole 30-day steps (seconds).
 const OFFSETS_ROUNDED_TO = 30 * 86_400;
 /** Every row of the source up to this id is in the index. */
@@ -329,7 +329,6 @@ async function offsetsOver(accountId: number, upTo: number, timeZone: string): P
   if (!offsets) {
     offsets = offsetSpans(timeZone, from, to);
     offsetsFound.set(key, offsets);
-    if (offsetsFound.size > MAX_OFFSETS_FOUND) offsetsFound.delete(offsetsFound.keys().next().value!);
   }
   return offsets;
 }

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { openConnection, type ConnectionOptions } from './connection.js';
+import { LRUCache } from 'lru-cache';
 
 /**
  * A thread that owns one SQLite connection and runs the statements the service sends it, so
@@ -26,17 +27,14 @@ export type WorkerOptions = ConnectionOptions;
 const options = workerData as WorkerOptions;
 const connection = openConnection(options);
 // Preparing a list page's statement costs more than running it: keep the recent ones by their SQL.
-const statements = new Map<string, SQLite.Statement>();
+const statements = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE_SIZE });
 
 function prepare(sql: string): SQLite.Statement {
   let statement = statements.get(sql);
-  if (statement) {
-    statements.delete(sql);
-  } else {
+  if (!statement) {
     statement = connection.prepare(sql);
-    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+    statements.set(sql, statement);
   }
-  statements.set(sql, statement);
   return statement;
 }
 
