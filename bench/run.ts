@@ -35,6 +35,7 @@ import { openDatabase } from '../src/db/database.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
 import { CHROMIUM, measureConsole } from './console.js';
+import { describeMainThread, watchMainThread } from './main-thread.js';
 import { measureReports } from './reports.js';
 import { engineFloorSeconds } from './engine-floor.js';
 import type { LoadOptions, LoadResult } from './load.js';
@@ -558,6 +559,7 @@ async function main(): Promise<number> {
       `cold: ${options.coldQuestions} new questions of each family, one at a time, beside a probe every ${PROBE_EVERY_MS} ms${assetUrl ? '' : ' (no public asset to probe)'}...`,
     );
     const stopColdSampling = sampleRss(servicePid);
+    const coldMainThread = await watchMainThread(service.baseUrl);
     const cold = await coldFamilies({
       baseUrl: service.baseUrl,
       apiKey: API_KEY,
@@ -569,6 +571,7 @@ async function main(): Promise<number> {
       workDir,
     });
     const coldRssMiB = stopColdSampling();
+    const mainThread = await coldMainThread();
     log(`cold: ${cold.answersChecked} answers checked against the data: all right`);
     const coldFamilyRows: ColdFamilyRow[] = cold.families.map((family) => ({
       ...family,
@@ -672,6 +675,7 @@ async function main(): Promise<number> {
     console.log(
       `probe: one buyer's conversions (a buyer of the data drawn each time) p99 ${fixed(probe.buyer.p99Ms, 1)} ms${probe.asset ? `, the public asset p99 ${fixed(probe.asset.p99Ms, 1)} ms` : ''}; service peak RSS during the cold questions ${fixed(coldRssMiB)} MiB`,
     );
+    console.log(`the service's main thread during the cold questions: ${describeMainThread(mainThread)}`);
     const { quarterByDayAndSource: quarter, everythingByMonthAndCart: everything } = reports;
     console.log(
       `\nsummary of a new quarter by day,utm_source: ${quarter.asked} asked, p50 ${fixed(quarter.p50Ms, 1)} ms, max ${fixed(quarter.maxMs, 1)} ms (target p50 ≤${targets.reports.quarterP50Ms} ms): ${yes(reportsMet.quarter)}  e.g. ${quarter.example}`,
@@ -759,6 +763,7 @@ async function main(): Promise<number> {
         families: coldFamilyRows,
         probe: { everyMs: PROBE_EVERY_MS, assetUrl, ...probe },
         serverRssMiB: coldRssMiB,
+        mainThread,
       },
       reports: { ...reports, met: reportsMet },
       console: consoleTimes ? { ...consoleTimes, met: consoleMet } : undefined,
