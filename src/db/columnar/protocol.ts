@@ -19,7 +19,10 @@ export interface ColumnarOptions {
   threads: number;
   /** How often the source is looked at for new rows, besides before every question after a write. */
   pollMs: number;
-  /** Added to the thread's nice value (and DuckDB's threads', which it starts). */
+  /**
+   * Added to the index thread's nice value (its catch-up reads and the threads it starts). DuckDB's
+   * queries run as asynchronous work on libuv's shared thread pool, which this does not reach.
+   */
   niceness: number;
 }
 
