@@ -56,19 +56,14 @@ function matching(filters: Filter[], params: BoundParams): string {
  * lookup is a materialized CTE, so that no condition is pushed into it.
  */
 function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams): string {
-  const lookup = pointLookupOf(table, filters);
+  const lookup = filters.find(
+    ({ column, condition }) =>
+      table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
+  );
   if (lookup?.condition.kind !== 'compare') return table.name;
   params.bind(lookup.condition.value as string);
   const found = `SELECT * FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
   return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
-}
-
-/** The filter that finds the rows through an index of their own (a buyer's `user_id=`), if one does. */
-export function pointLookupOf(table: IndexTable, filters: Filter[]): Filter | undefined {
-  return filters.find(
-    ({ column, condition }) =>
-      table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
-  );
 }
 
 /** The number of the account's rows matching `filters` with ids above `above`, up to `upTo`. */
