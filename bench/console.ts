@@ -2,9 +2,9 @@
  * The web console against a running service holding the benchmark's data (bench/run.ts calls it
  * after the reports), in Debian's Chromium driven by playwright-core: how long a fresh browser
  * (no cache) takes from opening /console/ to a usable sign-in form, and, once signed in, how long
- * each tab takes to show its answer: the assets tab its folders (the whole library read), the conversions tab its exact total,
- * the reports tab its top values for the last 30 days, the cart events tab its notifications.
- * The total the conversions tab shows is checked against the API's.
+ * each tab takes to show its answer: the assets tab its folders (the whole library read), the
+ * conversions tab its exact total (checked against the API's), the reports tab its top values for
+ * the last 30 days, the cart events tab its notifications.
  */
 import fs from 'node:fs';
 import { chromium } from 'playwright-core';
