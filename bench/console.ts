@@ -7,19 +7,9 @@
  * the last 30 days, the cart events tab its notifications.
  */
 import fs from 'node:fs';
-import { chromium } from 'playwright-core';
+import { CHROMIUM_PATH, launchChromium } from '../test/helpers/chromium.js';
 import { BenchFailure } from './service.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const FIRST_PAGE_RUNS = 5;
 
 export interface ConsoleResult {
@@ -31,8 +21,8 @@ export interface ConsoleResult {
 
 /** Undefined when there is no Chromium to run it in. */
 export async function measureConsole(baseUrl: string, apiKey: string): Promise<ConsoleResult | undefined> {
-  if (!fs.existsSync(CHROMIUM)) return undefined;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  if (!fs.existsSync(CHROMIUM_PATH)) return undefined;
+  const browser = await launchChromium();
   try {
     const firstPageMs: number[] = [];
     for (let run = 0; run < FIRST_PAGE_RUNS; run++) {

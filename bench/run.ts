@@ -34,7 +34,8 @@ import { seededRandom } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
-import { CHROMIUM, measureConsole } from './console.js';
+import { CHROMIUM_PATH } from '../test/helpers/chromium.js';
+import { measureConsole } from './console.js';
 import { describeMainThread, watchMainThread } from './main-thread.js';
 import { measureReports } from './reports.js';
 import { engineFloorSeconds } from './engine-floor.js';
@@ -689,7 +690,7 @@ async function main(): Promise<number> {
     console.log(
       consoleTimes
         ? `console: first page usable in ${consoleTimes.firstPageMs.map((ms) => ms.toFixed(0)).join(', ')} ms (fresh browser each time; target ≤${TARGETS.consoleFirstPageMs} ms): ${yes(consoleMet)}; signed in, each tab's answer shown in: ${consoleTimes.tabsMs.map(({ tab, ms }) => `${tab} ${ms.toFixed(0)} ms`).join(', ')}`
-        : `console: NOT measured (no Chromium at ${CHROMIUM})`,
+        : `console: NOT measured (no Chromium at ${CHROMIUM_PATH})`,
     );
     console.log('');
     console.log(

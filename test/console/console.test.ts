@@ -3,13 +3,14 @@ import fs from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { CartService } from '../../src/carts/service.js';
 import { CONSOLE_DIR } from '../../src/console/routes.js';
 import { formatOfPath, importConversions, readRecords } from '../../src/conversions/import.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { genericEvent, genericSignatureHeader, randomSecret } from '../helpers/carts.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { png } from '../helpers/images.js';
 
 /**
@@ -22,15 +23,6 @@ import { png } from '../helpers/images.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ? path.join(ROOT, 'docs/console') : undefined;
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const UPLOAD_LIMIT = 64 * 1024;
 
@@ -56,7 +48,7 @@ describe('the web console', () => {
         onProblem: (problem) => assert.fail(`${file}:${problem.line}: ${problem.reason}`),
       });
     }
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
     // Numbers as the assertions write them (the page formats them in the browser's locale).
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', locale: 'en-US' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
@@ -312,7 +304,7 @@ describe('the web console under the rate limit', () => {
 
   before(async () => {
     ctx = await startTestApp('sqlite', { rateLimit: { max: 2, windowMs: 2_000 } });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
