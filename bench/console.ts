@@ -60,7 +60,7 @@ export async function measureConsole(baseUrl: string, apiKey: string): Promise<C
       () =>
         page
           .getByRole('status', { name: 'Total' })
-          .filter({ hasText: `${totalEntries.toLocaleString('en-US')} conversion` })
+          .filter({ hasText: new RegExp(`^${totalEntries.toLocaleString('en-US')} conversions?$`) })
           .waitFor(),
     );
     await timed(

@@ -115,7 +115,8 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
     }
   };
 
-  const folders = [...new Set([...foldersOf(assets ?? []), ...newFolders])].sort();
+  const existing = foldersOf(assets ?? []);
+  const folders = [...new Set([...existing, ...newFolders])].sort();
   const shown = (assets ?? []).filter((asset) => asset.folder === folder && (type === '' || typeOf(asset)?.[0] === type));
   const chosen = assets?.find((asset) => asset.id === selected);
   const done = uploads.filter((item) => item.state === 'done' || item.state === 'failed').length;
@@ -239,7 +240,7 @@ export function AssetsTab({ client }: { client: AcdsClient }) {
         <AssetDetails
           key={chosen.id}
           asset={chosen}
-          folders={foldersOf(assets ?? [])}
+          folders={existing}
           update={(fields) => rewrite(chosen.id, () => client.assets.update(chosen.id, fields))}
           remove={async () => (await remove(chosen.id)) && setSelected(undefined)}
         />

@@ -25,7 +25,7 @@ export function CartEventsTab({ client }: { client: AcdsClient }) {
     <section aria-label="Cart events">
       <Problem text={receivers.problem ?? events.problem} />
       <h2>Connected carts</h2>
-      {receivers.value?.length === 0 && <p class="hint">No cart is connected: the command line's carts connect connects one (docs/carts.md).</p>}
+      {receivers.value?.length === 0 && <p class="hint">No cart is connected: on the service's host, npm run cli -- carts connect CART connects one.</p>}
       {receivers.value && receivers.value.length > 0 && (
         <div class="table-frame">
           <table aria-label="Connected carts">

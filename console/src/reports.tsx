@@ -22,6 +22,7 @@ const MAX_SERIES = 8;
 const COLOURS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#dc2626', '#ca8a04', '#db2777', '#64748b'];
 
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+const TIME_ZONES = [...new Set([browserZone(), 'UTC', ...Intl.supportedValuesOf('timeZone')])];
 const keyText = (value: unknown) => (value === null || value === undefined ? '(none)' : String(value));
 const money = (amount: number) => amount.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
@@ -85,7 +86,7 @@ export function ReportsTab({ client, query, onQuery }: QueryProps) {
         <label>
           Time zone
           <select value={timeZone} onChange={(event) => setTimeZone(event.currentTarget.value)}>
-            {[...new Set([browserZone(), 'UTC', ...Intl.supportedValuesOf('timeZone')])].map((zone) => (
+            {TIME_ZONES.map((zone) => (
               <option key={zone}>{zone}</option>
             ))}
           </select>

@@ -9,7 +9,7 @@ export const forgetKey = () => sessionStorage.removeItem(KEY_ITEM);
 
 /** The service's root: the console is served at <root>/console/, whatever prefix a proxy adds. */
 export function serviceUrl(): string {
-  return new URL('..', new URL('.', location.href)).href;
+  return new URL('..', location.href).href;
 }
 
 export function clientFor(apiKey: string, onRateLimitWait: (seconds: number) => void): AcdsClient {

@@ -165,7 +165,7 @@ describe('the web console', () => {
     assert.ok(expected > 0);
     await page
       .getByRole('status', { name: 'Total' })
-      .filter({ hasText: `${expected} conversion` })
+      .filter({ hasText: new RegExp(`^${expected} conversions?$`) })
       .waitFor();
     await screenshot('conversions');
     await page

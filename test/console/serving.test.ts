@@ -18,7 +18,13 @@ const built = tempDir('acds-console-');
 fs.mkdirSync(path.join(built, 'assets'));
 fs.writeFileSync(path.join(built, 'index.html'), '<!doctype html><title>acds console</title><script type="module" src="./assets/index-abc123.js"></script>');
 fs.writeFileSync(path.join(built, 'assets', 'index-abc123.js'), `console.log(${JSON.stringify('x'.repeat(4096))});`);
-after(() => fs.rmSync(built, { recursive: true, force: true }));
+// A file beside the console's folder, which no path under /console/ may reach.
+const outside = `${built}-outside.txt`;
+fs.writeFileSync(outside, 'not the console');
+after(() => {
+  fs.rmSync(built, { recursive: true, force: true });
+  fs.rmSync(outside, { force: true });
+});
 
 async function consoleApp(root: string) {
   const app = Fastify();
@@ -43,7 +49,11 @@ test('the page is revalidated each time and carries its policy; hashed files are
   assert.equal(script.headers['cache-control'], 'public, max-age=31536000, immutable');
   assert.equal(script.headers['content-encoding'], 'gzip');
   assert.equal(script.headers['content-security-policy'], undefined);
-  assert.equal((await app.inject({ url: '/console/../package.json' })).statusCode, 404);
+  for (const url of [`/console/../${path.basename(outside)}`, `/console/%2e%2e/${path.basename(outside)}`, `/console/..%2f${path.basename(outside)}`]) {
+    const escaped = await app.inject({ url });
+    assert.equal(escaped.statusCode, 404, url);
+    assert.ok(!escaped.body.includes('not the console'), url);
+  }
   await app.close();
 });
 
