@@ -81,13 +81,33 @@ export async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
   clearTimeout(timer);
 }
 
-/** VmRSS (now) or VmHWM (the peak since the process started) of a process, in MiB. */
+/**
+ * VmRSS (now) or VmHWM (the peak since it started) of a process and the processes it started
+ * (the service's columnar index runs in one), summed, in MiB. Summed peaks may not have come at
+ * the same moment: their sum is at least the tree's real peak.
+ */
 export function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  const own = processMemoryMiB(pid, field);
+  if (own === undefined) return undefined;
+  return childrenOf(pid).reduce((sum, child) => sum + (memoryMiB(child, field) ?? 0), own);
+}
+
+function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) / 1024 : undefined;
   } catch {
     return undefined; // no /proc (not Linux), or the process is gone
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((thread) => fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  } catch {
+    return []; // gone meanwhile
   }
 }
 

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -11,19 +9,4 @@ export function startWorker(callerUrl: string, name: string, workerData: unknown
   if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
   const source = JSON.stringify(new URL(`./${name}.ts`, callerUrl).href);
   return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`, { eval: true, workerData });
-}
-
-/**
- * Adds `niceness` to the calling thread's nice value, so that its work yields the processor to
- * the rest of the service; threads it starts afterwards inherit it. On Linux a thread has its own
- * nice value, set through its thread id; elsewhere this does nothing.
- */
-export function lowerThisThreadsPriority(niceness: number): void {
-  if (niceness <= 0) return;
-  try {
-    const threadId = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    os.setPriority(threadId, Math.min(19, os.getPriority(threadId) + niceness));
-  } catch {
-    // No /proc/thread-self (not Linux) or not allowed: the thread runs at the process's priority.
-  }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -138,6 +139,44 @@ describeEachEngine('the columnar index', (engine) => {
       await elsewhere.close();
     }
     await restarted();
+  });
+});
+
+/** The columnar index processes this process has started (Linux's /proc). */
+function indexProcesses(): Set<number> {
+  const children = fs
+    .readdirSync('/proc/self/task')
+    .flatMap((thread) => fs.readFileSync(`/proc/self/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  return new Set(children.filter((pid) => fs.existsSync(`/proc/${pid}/cmdline`) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('index-process')));
+}
+
+describeEachEngine('the columnar index process', (engine) => {
+  test('runs every thread below the priority of the service, and one killed is started again at the next question', async () => {
+    const database = await freshDatabase(engine);
+    const before = indexProcesses();
+    const { app, get } = await appOn(database, 'niced');
+    try {
+      const { id } = await new AccountService(database.db).findOrCreateAccount('niced');
+      await insertConversions(database, id, records(50, 6));
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, 50);
+      const started = [...indexProcesses()].filter((pid) => !before.has(pid));
+      assert.equal(started.length, 1, 'one index process for the app');
+      const pid = started[0]!;
+      const threads = fs.readdirSync(`/proc/${pid}/task`).map(Number);
+      assert.ok(threads.length > 1, 'DuckDB and libuv have threads of their own there');
+      const expected = Math.min(19, os.getPriority() + 10);
+      for (const thread of threads) assert.equal(os.getPriority(thread), expected, `thread ${thread} of the index process`);
+
+      process.kill(pid, 'SIGKILL');
+      while (indexProcesses().has(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // its exit reaches the service
+      await insertConversions(database, id, records(20, 7));
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, 70);
+    } finally {
+      await app.close();
+      await database.close();
+    }
+    assert.deepEqual(indexProcesses(), before, 'closing the app ends its index process');
   });
 });
 

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
+import type { ChildProcess } from 'node:child_process';
 import type { Filter } from '../../filters/parse.js';
-import { startWorker } from '../worker-thread.js';
+import { startChildProcess } from '../child-process.js';
 import type { BatchOfIds, ColumnarAnswer, ColumnarOptions, ColumnarQuestion, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
 
 export type { BatchOfIds, PageOfIds, SummaryRows } from './protocol.js';
@@ -18,18 +18,18 @@ export type IndexSettings = Omit<ColumnarOptions, 'file'> & {
 const filesInUse = new Set<string>();
 
 /**
- * The columnar index of an append-only table, on a thread of its own (worker.ts), so that no
- * count or scan ever runs on the event loop. A thread that stops is started again at the next
- * question.
+ * The columnar index of an append-only table, in a process of its own (index-process.ts) at a
+ * lower priority, so that no count or scan ever runs on the event loop or takes the processor
+ * from requests. A process that stops is started again at the next question.
  */
 export class ColumnarIndex {
-  private worker: Worker | undefined;
+  private child: ChildProcess | undefined;
   private readonly pending = new Map<number, { resolve: (answer: ColumnarAnswer) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private readonly file: string;
   private readonly ownFile: boolean;
   private markOpened!: (opened: boolean) => void;
-  /** Settles once the first thread has opened the index (true) or failed to (false); it may still be catching up. */
+  /** Settles once the first process has opened the index (true) or failed to (false); it may still be catching up. */
   readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
 
   constructor(
@@ -64,20 +64,20 @@ export class ColumnarIndex {
   }
 
   private ask(question: ColumnarQuestion): Promise<ColumnarAnswer> {
-    const worker = this.worker ?? this.start();
+    const child = this.child ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, ...question } satisfies ColumnarRequest);
+      child.send({ id, ...question } satisfies ColumnarRequest);
     });
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    if (worker) {
-      const closed = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      worker.postMessage({ id: -1, kind: 'close' } satisfies ColumnarRequest);
+    const child = this.child;
+    this.child = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const closed = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send({ id: -1, kind: 'close' } satisfies ColumnarRequest);
       await closed;
     }
     filesInUse.delete(this.file);
@@ -85,34 +85,35 @@ export class ColumnarIndex {
     if (this.ownFile) for (const file of [this.file, `${this.file}.wal`, `${this.file}.tmp`]) fs.rmSync(file, { force: true, recursive: true });
   }
 
-  private start(): Worker {
-    const worker = startWorker(import.meta.url, 'worker', { ...this.settings, file: this.file } satisfies ColumnarOptions);
-    this.worker = worker;
-    worker.on('message', (message: ColumnarResponse) => {
+  private start(): ChildProcess {
+    const child = startChildProcess(import.meta.url, 'index-process');
+    this.child = child;
+    child.send({ ...this.settings, file: this.file } satisfies ColumnarOptions);
+    child.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
       else if ('opened' in message) this.markOpened(true);
       else if ('failed' in message) {
         this.markOpened(false);
         this.log(`columnar index: cannot start: ${message.failed}`);
         stopped(new Error(`the columnar index cannot start: ${message.failed}`));
-      } else if ('closed' in message) void worker.terminate();
-      else if ('id' in message) {
+      } else {
         const waiting = this.pending.get(message.id);
         this.pending.delete(message.id);
         if ('error' in message) waiting?.reject(new Error(message.error));
-        else if ('answer' in message) waiting?.resolve(message.answer);
+        else waiting?.resolve(message.answer);
       }
     });
     const stopped = (error: Error) => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.child === child) this.child = undefined;
       for (const waiting of this.pending.values()) waiting.reject(error);
       this.pending.clear();
     };
-    worker.on('error', (error) => {
-      this.log(`columnar index: its thread failed: ${error.message}`);
-      stopped(error);
+    // A message to a process that has just ended fails here; its question fails with the exit below.
+    child.on('error', (error) => this.log(`columnar index: its process failed: ${error.message}`));
+    child.on('exit', (code, signal) => {
+      this.markOpened(false);
+      stopped(new Error(`the columnar index stopped (${signal ?? `exit code ${code}`})`));
     });
-    worker.on('exit', () => stopped(new Error('the columnar index stopped')));
-    return worker;
+    return child;
   }
 }

@@ -2,7 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import type { Filter } from '../../filters/parse.js';
 import type { ConversionSourceAddress } from '../database.js';
 
-/** What the columnar index's thread is started with (worker.ts). */
+/** What the columnar index's process is started with (index-process.ts), its first message. */
 export interface ColumnarOptions {
   /** The DuckDB file; it holds nothing that the source does not, and is rebuilt when lost. */
   file: string;
@@ -19,10 +19,7 @@ export interface ColumnarOptions {
   threads: number;
   /** How often the source is looked at for new rows, besides before every question after a write. */
   pollMs: number;
-  /**
-   * Added to the index thread's nice value (its catch-up reads and the threads it starts). DuckDB's
-   * queries run as asynchronous work on libuv's shared thread pool, which this does not reach.
-   */
+  /** Added to the nice value of the index's process: all its work yields the processor to the service. */
   niceness: number;
 }
 
@@ -70,9 +67,8 @@ export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { id: number
 export type ColumnarResponse =
   | { id: number; answer: ColumnarAnswer }
   | { id: number; error: string }
-  | { id: number; closed: true }
-  /** The thread has opened the index and the source; it may still be catching up. */
+  /** The process has opened the index and the source; it may still be catching up. */
   | { opened: true }
-  /** The thread could not start: it ends. */
+  /** The process could not start: it ends. */
   | { failed: string }
   | { log: string };

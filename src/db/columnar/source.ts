@@ -21,7 +21,7 @@ export function openRowSource(address: ConversionSourceAddress, table: string, c
   const identity = `select identity from ${table}_identity`;
   const largest = `select coalesce(max(id), 0) as id from ${table}`;
   if (address.engine === 'sqlite') {
-    // Synchronous, on the index's own thread: readonly, beside the service's writer (WAL).
+    // Synchronous, in the index's own process: readonly, beside the service's writer (WAL).
     const connection = new SQLite(address.file, { readonly: true, fileMustExist: true });
     connection.pragma('busy_timeout = 5000');
     const rows = connection.prepare(select.replace('$1', '?').replace('$2', '?')).raw(true);

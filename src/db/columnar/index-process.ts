@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
-import { lowerThisThreadsPriority } from '../worker-thread.js';
+import { lowerThisProcessesPriority } from '../child-process.js';
 import { type OffsetSpan, offsetSpans } from './time-zones.js';
 import { AppendOnlyAnswers } from './answers.js';
 import {
@@ -28,16 +27,36 @@ import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, Pa
 import { LRUCache } from 'lru-cache';
 
 /**
- * The thread that owns the columnar index of one append-only table (conversions): a DuckDB
+ * The process that owns the columnar index of one append-only table (conversions): a DuckDB
  * database of its filterable columns, derived from the system of record (SQLite or PostgreSQL)
  * and caught up from it by id. It answers counts and the ids of a page, sums by group and the ids
  * of an export's batches; the rows' entries stay in the system of record. Losing the DuckDB file
- * costs a rebuild, never data.
+ * costs a rebuild, never data. It is a process of its own, at a lower priority than the service,
+ * because DuckDB runs queries on libuv's thread pool, which a process shares across its threads:
+ * only a process of its own puts all of DuckDB's work below the service's requests.
  */
 
-const options = workerData as ColumnarOptions;
+// The service sends the options first, then requests. A child process's messages are not queued
+// for a listener yet to come, so those that arrive while the index opens wait here.
+const early: ColumnarRequest[] = [];
+let onRequest: (request: ColumnarRequest) => void = (request) => early.push(request);
+const options = await new Promise<ColumnarOptions>((resolve) => {
+  let first = true;
+  process.on('message', (message: ColumnarOptions | ColumnarRequest) => {
+    if (first) resolve(message as ColumnarOptions);
+    else onRequest(message as ColumnarRequest);
+    first = false;
+  });
+});
+lowerThisProcessesPriority(options.niceness);
+// The service has gone (ended, or killed): so does its index. Ctrl-C reaches the whole process
+// group; the service closes the index itself on its way out.
+process.on('disconnect', () => process.exit(0));
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+const send = (message: ColumnarResponse, then?: () => void) => process.send!(message, undefined, {}, then);
+
 const { table, columns } = options;
-const port = parentPort!;
 const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
 const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
@@ -51,14 +70,15 @@ const FORMAT = createHash('sha256')
 const BATCH_ROWS = 5_000;
 // A catch-up of at least this many rows says so in the log, and how far it is every so often.
 const LOG_FROM_ROWS = 50_000;
+// How long a DuckDB file held by another process is waited for before the index fails to open.
+const LOCK_WAIT_MS = 10_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
 
-const log = (message: string) => port.postMessage({ log: message } satisfies ColumnarResponse);
+const log = (message: string) => send({ log: message });
 /** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
 const rowsOf = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
 
-lowerThisThreadsPriority(options.niceness);
 let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
@@ -94,18 +114,21 @@ try {
   watermark = await largestIndexedId();
   await checkSource();
 } catch (error) {
-  // Sent as text: an error thrown out of a thread reaches the service without its message.
-  port.postMessage({ failed: (error as Error).message } satisfies ColumnarResponse);
-  process.exit(1);
+  // Sent to the service, which logs why the index cannot start and fails its questions with it.
+  send({ failed: (error as Error).message }, () => process.exit(1));
+  await new Promise(() => {}); // until it has been sent
 }
-port.postMessage({ opened: true } satisfies ColumnarResponse);
+send({ opened: true });
 const keepUp = () => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
 const poll = setInterval(keepUp, options.pollMs);
 keepUp();
 
-port.on('message', (request: ColumnarRequest) => {
+onRequest = answer;
+for (const request of early.splice(0)) answer(request);
+
+function answer(request: ColumnarRequest): void {
   if (request.kind === 'close') {
-    void close().then(() => port.postMessage({ id: request.id, closed: true } satisfies ColumnarResponse));
+    void close().then(() => process.exit(0));
     return;
   }
   const answering =
@@ -115,17 +138,18 @@ port.on('message', (request: ColumnarRequest) => {
         ? summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone)
         : idsAfter(request.accountId, request.dataVersion, request.filters, request.afterId, request.upTo, request.limit);
   answering.then(
-    (answer) => port.postMessage({ id: request.id, answer } satisfies ColumnarResponse),
-    (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies ColumnarResponse),
+    (answer) => send({ id: request.id, answer }),
+    (error: Error) => send({ id: request.id, error: error.message }),
   );
-});
+}
 
 async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
   const settings = { memory_limit: options.memoryLimit, threads: String(options.threads) };
   let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(options.file, settings);
+    instance = await createWhenUnlocked(settings);
   } catch (error) {
+    if (isLocked(error)) throw error; // another service's index, still in use: not ours to replace
     // A damaged file holds nothing the source does not: it is built again.
     log(`columnar index: cannot open ${options.file} (${(error as Error).message}); building it again`);
     for (const file of [options.file, `${options.file}.wal`]) fs.rmSync(file, { force: true });
@@ -140,6 +164,26 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     await createTables(writer);
   }
   return { instance, writer, reader: await instance.connect() };
+}
+
+/**
+ * Opens the DuckDB file, waiting a while for the index process of a service that has just ended
+ * (killed, so it did not close the index) to let go of it.
+ */
+async function createWhenUnlocked(settings: Record<string, string>): Promise<DuckDBInstance> {
+  const giveUpAt = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return await DuckDBInstance.create(options.file, settings);
+    } catch (error) {
+      if (!isLocked(error) || Date.now() > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+function isLocked(error: unknown): boolean {
+  return /could not set lock/i.test((error as Error).message);
 }
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
