@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { AccountService } from './accounts/service.js';
-import { publicAssetRoutes } from './assets/public-routes.js';
+import { PUBLIC_PREFIX, publicAssetRoutes } from './assets/public-routes.js';
 import { assetRoutes } from './assets/routes.js';
 import { AssetService } from './assets/service.js';
 import { sweepOrphanedBlobs } from './assets/sweeper.js';
@@ -138,7 +138,7 @@ export async function buildApp({
   const onRejected = () => metrics.rateLimitRejections.inc();
   const rateLimitShared = { ipv6PrefixLength: config.rateLimitIpv6Prefix, redis, onRejected };
   await app.register(publicAssetRoutes, {
-    prefix: '/public',
+    prefix: PUBLIC_PREFIX,
     assets,
     blobs,
     rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },

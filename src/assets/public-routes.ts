@@ -8,7 +8,8 @@ import type { BlobStore } from '../storage/blob-store.js';
 import { bytesOf } from './routes.js';
 import type { AssetService } from './service.js';
 
-export const PUBLIC_PATH_PREFIX = '/public/';
+/** Where public delivery is mounted: an asset's public URL is /public/{handle}/{publicId}. */
+export const PUBLIC_PREFIX = '/public';
 export const NO_SUCH_PUBLIC_ASSET = 'there is no such public asset';
 
 /**

@@ -25,13 +25,16 @@ const EXAMPLE = {
   payload: 'event=on_payment&order_id=DS-7K2M9Q&amount=47.00&currency=USD&product_id=81234&address_country=US',
 };
 
+// Typed as the receivers' names (TypeBox's Static of a mapped union is never); the schema is the union as it is.
+const CartName = Type.Unsafe<ReceiverName>(Type.Union(RECEIVERS.map((name) => Type.Literal(name))));
+
 /** A cart event as the API returns it (docs/api.md, "Cart events"). */
 export const CartEventEntry = Type.Object(
   {
     id: Type.Integer(),
     received_at: Type.String({ format: 'date-time', description: 'When the service received it: RFC 3339, UTC, second precision' }),
     occurred_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the cart says it happened, when it says' }),
-    cart: Type.Union(RECEIVERS.map((name) => Type.Literal(name))),
+    cart: CartName,
     event: Type.Union(EVENT_TYPES.map((name) => Type.Literal(name))),
     cart_event: Type.String({ description: "The cart's own name for the event, such as on_payment or RFND" }),
     receipt: nullableText('The purchase it is about: for a refund, chargeback or cancellation, the receipt it reverses'),
@@ -52,8 +55,7 @@ const RECEIVER_EXAMPLE = { cart: 'digistore', path: '/hooks/digistore/q3Zx8L…'
 /** A cart connected to the account, with the receiver it sends to (docs/api.md, "Cart events"): never its token or secret. */
 export const CartReceiverEntry = Type.Object(
   {
-    // Typed as the receivers' names (TypeBox's Static of a mapped union is never); the schema is the union as it is.
-    cart: Type.Unsafe<ReceiverName>(Type.Union(RECEIVERS.map((name) => Type.Literal(name)))),
+    cart: CartName,
     path: Type.String({
       description: "The receiver's URL path, /hooks/{cart}/{token}: only the token's first characters are shown, the rest replaced by …",
     }),

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { NO_SUCH_PUBLIC_ASSET, PUBLIC_PATH_PREFIX } from '../assets/public-routes.js';
+import { NO_SUCH_PUBLIC_ASSET, PUBLIC_PREFIX } from '../assets/public-routes.js';
 import { badRequest } from '../errors.js';
 import { notFoundHandler } from './error-handler.js';
 import { sendJson } from './reply.js';
@@ -15,7 +15,7 @@ import { shortForLog } from './request-log.js';
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   request.log.info({ code: error.code, url: shortForLog(request.url) }, 'request refused before routing');
   reply.header('x-request-id', request.id);
-  if (request.url.startsWith(PUBLIC_PATH_PREFIX)) return sendJson(reply, 404, NO_SUCH_PUBLIC_ASSET);
+  if (request.url.startsWith(`${PUBLIC_PREFIX}/`)) return sendJson(reply, 404, NO_SUCH_PUBLIC_ASSET);
   if (error.code === 'FST_ERR_BAD_URL') return sendJson(reply, 400, 'the URL is malformed: check its percent-encoding');
   return notFoundHandler(request, reply);
 }

@@ -49,9 +49,26 @@ async function everyPage(
   }
 }
 
+/** One buyer's questions (found through the index's lookup), alone and beside other filters. */
+function buyerQuestions(imported: Conversion[]): typeof QUESTIONS {
+  const buyer = imported[0]!;
+  const coded = imported.find((record) => record.tracking_codes.length > 0)!;
+  return [
+    { query: `user_id=${buyer.user_id}`, matches: (r) => r.user_id === buyer.user_id },
+    {
+      query: `user_id=${buyer.user_id}&amount.lte=${buyer.amount}&mobile=${buyer.mobile}`,
+      matches: (r) => r.user_id === buyer.user_id && r.amount <= buyer.amount && r.mobile === buyer.mobile,
+    },
+    {
+      query: `zip_code=${coded.zip_code}&tracking_codes=${coded.tracking_codes[0]}`,
+      matches: (r) => r.zip_code === coded.zip_code && r.tracking_codes.includes(coded.tracking_codes[0]),
+    },
+  ];
+}
+
 /** Checks every question against the records of the account, in the order they were imported. */
 async function assertAnswers(get: Parameters<typeof everyPage>[0], imported: Conversion[]): Promise<void> {
-  for (const { query, matches } of QUESTIONS) {
+  for (const { query, matches } of [...QUESTIONS, ...buyerQuestions(imported)]) {
     const expected = imported.filter(matches).map((record) => record.receipt);
     assert.ok(expected.length > 0, `${query} matches some records`);
     const { total, receipts } = await everyPage(get, query);

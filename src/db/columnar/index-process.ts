@@ -15,6 +15,7 @@ import {
   idsAfterQuery,
   layoutStatements,
   pageQuery,
+  pointLookupOf,
   summaryQueries,
   TIME_BUCKETS,
   type DuckDbQuery,
@@ -77,12 +78,15 @@ const COUNTED_PAGES = 10;
 
 const log = (message: string) => send({ log: message });
 /** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
-const rowsOf = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
+const rowsOf = async ({ sql, params }: DuckDbQuery, connection = reader) => (await connection.runAndReadAll(sql, params.values, params.types)).getRows();
 
 let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
 let reader: DuckDBConnection;
+// A connection runs one statement at a time: a buyer's lookup, a millisecond's work, has one of
+// its own so that it never waits behind a long scan on the other.
+let lookupReader: DuckDBConnection;
 const answers = new AppendOnlyAnswers();
 interface CreatedAtSpan {
   earliest: number | undefined;
@@ -111,6 +115,7 @@ try {
     [...scalarColumns, ...arrayColumns].map((column) => column.name),
   );
   ({ instance, writer, reader } = await openIndex());
+  lookupReader = await instance.connect();
   watermark = await largestIndexedId();
   await checkSource();
 } catch (error) {
@@ -310,14 +315,16 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
 async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const upTo = await caughtUpFor(accountId, dataVersion);
   const key = `${accountId}:${filterKey(filters)}`;
-  const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(indexTable, accountId, filters, above, upTo)))[0]![0]);
+  const connection = pointLookupOf(indexTable, filters) ? lookupReader : reader;
+  const ask = (query: DuckDbQuery) => rowsOf(query, connection);
+  const count = async (above: number): Promise<number> => Number((await ask(countQuery(indexTable, accountId, filters, above, upTo)))[0]![0]);
 
   let total = await answers.count(key, upTo, count);
   const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page.
-    const [counted, smallest] = (await rowsOf(countAndPagesQuery(indexTable, accountId, filters, upTo, page)))[0]!;
+    const [counted, smallest] = (await ask(countAndPagesQuery(indexTable, accountId, filters, upTo, page)))[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
     const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
@@ -328,7 +335,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1, upTo);
-  const ids = (await rowsOf(pageQuery(indexTable, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
+  const ids = (await ask(pageQuery(indexTable, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
 }
@@ -421,6 +428,7 @@ async function close(): Promise<void> {
   clearInterval(poll);
   await running?.catch(() => {});
   reader.closeSync();
+  lookupReader.closeSync();
   writer.closeSync();
   instance.closeSync();
   await source.close();

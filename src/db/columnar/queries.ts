@@ -5,7 +5,7 @@ import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
 import type { OffsetSpan } from './time-zones.js';
 
 /**
- * The SQL of the columnar index (worker.ts), built by pure functions so that the snapshots of
+ * The SQL of the columnar index (index-process.ts), built by pure functions so that the snapshots of
  * test/sql/ show what the index sends and tests can EXPLAIN the very same statements.
  */
 
@@ -55,15 +55,22 @@ function matching(filters: Filter[], params: BoundParams): string {
  * holds one account and nothing above the watermark, would make it scan the whole table. The
  * lookup is a materialized CTE, so that no condition is pushed into it.
  */
-function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams): string {
-  const lookup = filters.find(
+function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams, reads: 'filtered' | 'all' = 'filtered'): string {
+  const lookup = pointLookupOf(table, filters);
+  if (lookup?.condition.kind !== 'compare') return table.name;
+  params.bind(lookup.condition.value as string);
+  // Only the columns the question reads: every column of the rows found costs more than the lookup.
+  const columns = reads === 'all' ? ['*'] : ['id', 'account_id', ...new Set(filters.filter(({ column }) => !column.storage).map(({ column }) => column.name))];
+  const found = `SELECT ${columns.join(', ')} FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
+  return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
+}
+
+/** The filter that finds the rows through an index of their own (a buyer's `user_id=`), if one does. */
+export function pointLookupOf(table: IndexTable, filters: Filter[]): Filter | undefined {
+  return filters.find(
     ({ column, condition }) =>
       table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
   );
-  if (lookup?.condition.kind !== 'compare') return table.name;
-  params.bind(lookup.condition.value as string);
-  const found = `SELECT * FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
-  return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
 }
 
 /** The number of the account's rows matching `filters` with ids above `above`, up to `upTo`. */
@@ -160,7 +167,7 @@ export function summaryQueries(
   offsets: OffsetSpan[],
 ): { groups: DuckDbQuery; totals: DuckDbQuery } {
   const matched = (params: BoundParams) =>
-    `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+    `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params, 'all')} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
   const totalsParams = new BoundParams(accountId, upTo);
   const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
 

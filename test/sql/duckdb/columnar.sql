@@ -90,12 +90,12 @@ LIMIT 100;
 
 -- countAndPagesQuery("conversions", 1, "user_id=u-1234", upTo, 1)
 SELECT count(*), min(id, 100)
-FROM (WITH looked_up AS MATERIALIZED (SELECT * FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
+FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
 WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $4::VARCHAR;
 
 -- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, undefined)
 SELECT id
-FROM (WITH looked_up AS MATERIALIZED (SELECT * FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
+FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
 WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $4::VARCHAR
 ORDER BY id
 LIMIT 100
@@ -103,7 +103,7 @@ OFFSET 1100;
 
 -- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, 41017)
 SELECT id
-FROM (WITH looked_up AS MATERIALIZED (SELECT * FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
+FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
 WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND user_id = $4::VARCHAR
 ORDER BY id
 LIMIT 100;
