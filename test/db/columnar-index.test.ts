@@ -159,12 +159,19 @@ describeEachEngine('the columnar index', (engine) => {
   });
 });
 
-/** The columnar index processes this process has started (Linux's /proc). */
-function indexProcesses(): Set<number> {
+/** The columnar index processes that process `parent` has started (Linux's /proc). */
+function indexProcesses(parent: number | 'self' = 'self'): Set<number> {
   const children = fs
-    .readdirSync('/proc/self/task')
-    .flatMap((thread) => fs.readFileSync(`/proc/self/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    .readdirSync(`/proc/${parent}/task`)
+    .flatMap((thread) => fs.readFileSync(`/proc/${parent}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
   return new Set(children.filter((pid) => fs.existsSync(`/proc/${pid}/cmdline`) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('index-process')));
+}
+
+async function gone(pid: number): Promise<void> {
+  for (let waited = 0; fs.existsSync(`/proc/${pid}`); waited += 20) {
+    assert.ok(waited < 5000, `process ${pid} still there 5 s later`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describeEachEngine('the columnar index process', (engine) => {
@@ -185,7 +192,7 @@ describeEachEngine('the columnar index process', (engine) => {
       for (const thread of threads) assert.equal(os.getPriority(thread), expected, `thread ${thread} of the index process`);
 
       process.kill(pid, 'SIGKILL');
-      while (indexProcesses().has(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+      await gone(pid);
       await new Promise((resolve) => setTimeout(resolve, 50)); // its exit reaches the service
       await insertConversions(database, id, records(20, 7));
       assert.equal((await get('/api/v1/conversions')).json().totalEntries, 70);
@@ -194,6 +201,28 @@ describeEachEngine('the columnar index process', (engine) => {
       await database.close();
     }
     assert.deepEqual(indexProcesses(), before, 'closing the app ends its index process');
+  });
+
+  test('ends with a service killed, leaving no file of its own behind', async () => {
+    const database = await freshDatabase(engine);
+    const temporaryDir = tempDir();
+    const service = await spawnService(database, { TMPDIR: temporaryDir });
+    try {
+      const answered = await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'x-api-key': SERVICE_KEY } });
+      assert.equal(answered.status, 200);
+      const [index] = indexProcesses(service.child.pid);
+      assert.ok(index, 'the service has started its index process');
+      // PostgreSQL's index is a file of the instance's own; the embedded default's is kept in DATA_DIR.
+      const temporaryFiles = () => fs.readdirSync(temporaryDir).filter((name) => name.startsWith('acds-columnar-'));
+      assert.equal(temporaryFiles().filter((name) => name.endsWith('.duckdb')).length, engine === 'postgres' ? 1 : 0);
+      await stopService(service); // SIGKILL: no chance to close anything
+      await gone(index);
+      assert.deepEqual(temporaryFiles(), []);
+      assert.equal(fs.existsSync(path.join(database.dataDir, 'conversions.duckdb')), engine === 'sqlite');
+    } finally {
+      await stopService(service);
+      await database.close();
+    }
   });
 });
 

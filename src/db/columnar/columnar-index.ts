@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Filter } from '../../filters/parse.js';
 import { startChildProcess } from '../child-process.js';
-import type { BatchOfIds, ColumnarAnswer, ColumnarOptions, ColumnarQuestion, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import {
+  type BatchOfIds,
+  type ColumnarAnswer,
+  type ColumnarOptions,
+  type ColumnarQuestion,
+  type ColumnarRequest,
+  type ColumnarResponse,
+  type PageOfIds,
+  removeIndexFiles,
+  type SummaryRows,
+} from './protocol.js';
 
 export type { BatchOfIds, PageOfIds, SummaryRows } from './protocol.js';
 
-export type IndexSettings = Omit<ColumnarOptions, 'file'> & {
+export type IndexSettings = Omit<ColumnarOptions, 'file' | 'temporary'> & {
   /** The DuckDB file to keep, or undefined for one of this instance's own, removed when it closes. */
   file: string | undefined;
 };
@@ -81,14 +90,13 @@ export class ColumnarIndex {
       await closed;
     }
     filesInUse.delete(this.file);
-    // With the file go its journal and what DuckDB spilled beside it.
-    if (this.ownFile) for (const file of [this.file, `${this.file}.wal`, `${this.file}.tmp`]) fs.rmSync(file, { force: true, recursive: true });
+    if (this.ownFile) removeIndexFiles(this.file);
   }
 
   private start(): ChildProcess {
     const child = startChildProcess(import.meta.url, 'index-process');
     this.child = child;
-    child.send({ ...this.settings, file: this.file } satisfies ColumnarOptions);
+    child.send({ ...this.settings, file: this.file, temporary: this.ownFile } satisfies ColumnarOptions);
     child.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
       else if ('opened' in message) this.markOpened(true);

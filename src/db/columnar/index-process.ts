@@ -24,7 +24,15 @@ import {
   type TimeBucket,
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
-import type { BatchOfIds, ColumnarOptions, ColumnarRequest, ColumnarResponse, PageOfIds, SummaryRows } from './protocol.js';
+import {
+  type BatchOfIds,
+  type ColumnarOptions,
+  type ColumnarRequest,
+  type ColumnarResponse,
+  type PageOfIds,
+  removeIndexFiles,
+  type SummaryRows,
+} from './protocol.js';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -50,9 +58,12 @@ const options = await new Promise<ColumnarOptions>((resolve) => {
   });
 });
 lowerThisProcessesPriority(options.niceness);
-// The service has gone (ended, or killed): so does its index. Ctrl-C reaches the whole process
-// group; the service closes the index itself on its way out.
-process.on('disconnect', () => process.exit(0));
+// The service has gone (ended, or killed): so does its index, and a file of its alone. Ctrl-C
+// reaches the whole process group; the service closes the index itself on its way out.
+process.on('disconnect', () => {
+  if (options.temporary) removeIndexFiles(options.file);
+  process.exit(0);
+});
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 const send = (message: ColumnarResponse, then?: () => void) => process.send!(message, undefined, {}, then);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import type { Filter } from '../../filters/parse.js';
 import type { ConversionSourceAddress } from '../database.js';
@@ -6,6 +7,8 @@ import type { ConversionSourceAddress } from '../database.js';
 export interface ColumnarOptions {
   /** The DuckDB file; it holds nothing that the source does not, and is rebuilt when lost. */
   file: string;
+  /** The file is this service's alone (PostgreSQL's, or a second index over a file in use): removed when the index ends. */
+  temporary: boolean;
   source: ConversionSourceAddress;
   /** The table in the source, and the index's own name for it. */
   table: string;
@@ -72,3 +75,8 @@ export type ColumnarResponse =
   /** The process could not start: it ends. */
   | { failed: string }
   | { log: string };
+
+/** Removes an index's file, its journal and what DuckDB spilled beside it. */
+export function removeIndexFiles(file: string): void {
+  for (const path of [file, `${file}.wal`, `${file}.tmp`]) fs.rmSync(path, { force: true, recursive: true });
+}
