@@ -58,7 +58,7 @@ const options = await new Promise<ColumnarOptions>((resolve) => {
   });
 });
 lowerThisProcessesPriority(options.niceness);
-// The service has gone (ended, or killed): so does its index, and a file of its alone. Ctrl-C
+// The service has gone (ended, or killed): so does its index, and a file of its own. Ctrl-C
 // reaches the whole process group; the service closes the index itself on its way out.
 process.on('disconnect', () => {
   if (options.temporary) removeIndexFiles(options.file);
