@@ -86,7 +86,7 @@ export class ColumnarIndex {
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
       const closed = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.send({ id: -1, kind: 'close' } satisfies ColumnarRequest);
+      child.send({ kind: 'close' } satisfies ColumnarRequest);
       await closed;
     }
     filesInUse.delete(this.file);

@@ -65,7 +65,8 @@ export type ColumnarQuestion =
 
 export type ColumnarAnswer = PageOfIds | SummaryRows | BatchOfIds;
 
-export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { id: number; kind: 'close' };
+/** A question, numbered for its answer, or the service closing the index: the process ends once it has. */
+export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { kind: 'close' };
 
 export type ColumnarResponse =
   | { id: number; answer: ColumnarAnswer }
