@@ -37,7 +37,7 @@ import {
   idsAfterQuery,
   layoutStatements,
   pageQuery,
-  summaryQuery,
+  summaryQueries,
   type DuckDbQuery,
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
@@ -410,10 +410,9 @@ export function columnarExamples(): ColumnarExample[] {
   ] as const) {
     // New York over 2026, whose offset changes twice.
     const offsets = offsetSpans('America/New_York', Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000);
-    examples.push({
-      call: `summaryQuery("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`,
-      query: summaryQuery(indexTable, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets),
-    });
+    const { groups, totals } = summaryQueries(indexTable, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
+    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
+    examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
   return examples;
 }

@@ -16,7 +16,7 @@ import {
   layoutStatements,
   pageQuery,
   pointLookupOf,
-  summaryQuery,
+  summaryQueries,
   TIME_BUCKETS,
   type DuckDbQuery,
   type GroupKey,
@@ -370,8 +370,11 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
     return { column };
   });
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
-  const [totals, ...groups] = (await rowsOf(summaryQuery(indexTable, accountId, filters, upTo, keys, offsets))).map((row) => row.map(plain));
-  return { groups: keys.length === 0 ? [totals!] : groups, totals: totals!.slice(keys.length) as (number | null)[] };
+  const queries = summaryQueries(indexTable, accountId, filters, upTo, keys, offsets);
+  const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
+  const totals = (await run(queries.totals))[0]!;
+  const groups = keys.length === 0 ? [totals] : await run(queries.groups);
+  return { groups, totals: totals as (number | null)[] };
 }
 
 /**

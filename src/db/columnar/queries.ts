@@ -153,17 +153,25 @@ const MEASURES = [
 ].join(', ');
 
 /**
- * A summary of the account's rows matching `filters`, up to `upTo`, in one statement: the totals
- * first (each row counted once, even when an array key puts it in several groups), then the
- * groups in key order, at most MAX_SUMMARY_GROUPS + 1; each row its keys (null in the totals'),
- * then the measures. Time buckets are of `created_at` in local time, UTC plus `offsets`
- * (time-zones.ts): a day is the seller's day.
+ * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
+ * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
+ * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
+ * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
  */
-export function summaryQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, groupBy: GroupKey[], offsets: OffsetSpan[]): DuckDbQuery {
-  const params = new BoundParams(accountId, upTo);
-  const matched = `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params, 'all')} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
-  if (groupBy.length === 0) return { sql: `${matched} SELECT ${MEASURES} FROM c`, params };
+export function summaryQueries(
+  table: IndexTable,
+  accountId: number,
+  filters: Filter[],
+  upTo: number,
+  groupBy: GroupKey[],
+  offsets: OffsetSpan[],
+): { groups: DuckDbQuery; totals: DuckDbQuery } {
+  const matched = (params: BoundParams) =>
+    `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params, 'all')} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const totalsParams = new BoundParams(accountId, upTo);
+  const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
 
+  const params = new BoundParams(accountId, upTo);
   const joins: string[] = [];
   // Grouped by the bucket's start as a timestamp, written as text once per group, not per row.
   const keys = groupBy.map((key, index) => {
@@ -176,19 +184,10 @@ export function summaryQuery(table: IndexTable, accountId: number, filters: Filt
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, format: undefined };
   });
-  const names = keys.map((_, index) => `k${index}`);
-  const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${MEASURES}`;
-  // One scan gives the groups and the totals (the empty grouping set), unless an array key's
-  // join repeats rows: then the totals are of the rows as they are.
-  const groupsAndTotals =
-    joins.length === 0
-      ? `${grouped}, grouping(${names.join(', ')}) <> 0 AS totals FROM c GROUP BY GROUPING SETS ((${names.join(', ')}), ())`
-      : `SELECT ${names.map((name) => `NULL AS ${name}`).join(', ')}, ${MEASURES}, true AS totals FROM c UNION ALL ${grouped}, false FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ${names.join(', ')}`;
+  const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${MEASURES} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
-  return {
-    sql: `${matched}, g AS (${groupsAndTotals}) SELECT ${written.join(', ')}, * EXCLUDE (${names.join(', ')}, totals) FROM g ORDER BY totals DESC, ${names.map((name) => `${name} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 2}`,
-    params,
-  };
+  const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${keys.map((_, index) => `k${index}`).join(', ')}) FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
+  return { groups: { sql, params }, totals };
 }
 
 /** The offset to add to `c.created_at` for local time: one number, or a CASE over the changes (numbers computed, never text asked). */
