@@ -65,7 +65,7 @@ export class AssetService {
    * One page of the account's assets matching the query string's filters, each entry as JSON
    * text (AssetEntry). The query is checked at once; `read` reads the page.
    */
-  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, publicUrl: string): PreparedList {
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, publicUrl: string): PreparedList<string> {
     const listQuery = parseListQuery(query, assetCatalogue);
     return {
       // Entries carry absolute URLs: under another PUBLIC_URL the same page has other bytes.

@@ -220,7 +220,7 @@ export class CartService {
   }
 
   /** One page of the account's cart events matching the query string's filters, newest last, as JSON text. */
-  events(accountId: number, dataVersion: number, query: RawQuery): PreparedList {
+  events(accountId: number, dataVersion: number, query: RawQuery): PreparedList<string> {
     const listQuery = parseListQuery(query, cartEventCatalogue);
     return {
       etag: listETag('cart-events', accountId, dataVersion, listQuery),

@@ -107,8 +107,8 @@ async function readBatch(source: ExportSource, format: ExportFormat, afterId: nu
   return { text: lines, lastId, upTo: watermark };
 }
 
-// The database joins a batch's lines in id order; checked here, with the count, so that neither
-// a missing row nor a line out of order ever goes out unnoticed.
+// The database joins a batch's lines in the order its subquery reads them; checked here, with
+// the count, so that neither a missing row nor a line out of order ever goes out unnoticed.
 function checkIds(asked: number[], read: number[]): void {
   if (read.length !== asked.length) throw new Error(`the columnar index listed ${asked.length} conversions, the database holds ${read.length} of them`);
   for (let index = 0; index < asked.length; index++) {

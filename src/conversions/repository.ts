@@ -25,22 +25,21 @@ export class ConversionRepository {
   }
 
   /**
-   * The account's conversions with these ids, each the whole entry (withId in entry-json.ts), in
-   * ascending id order, joined into one value by the database (`found` says how many): NDJSON
-   * lines for an export, or comma-separated for a list page's array. One value a page or batch
-   * moves between threads, not an object a row, and goes out as it is.
+   * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
+   * entry-json.ts), in ascending id order: joined by the database into one value, so that an
+   * export moves one value a batch between threads, not an object a row.
    */
-  async joinedEntriesByIds(accountId: number, ids: number[], joinedAs: 'ndjson' | 'commas'): Promise<{ found: number; joined: Uint8Array | string }> {
-    if (ids.length === 0) return { found: 0, joined: '' };
-    const entry = sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`;
-    const joined = joinedAs === 'ndjson' ? sql<string>`string_agg(${entry} || ${'\n'}, '' ORDER BY id)` : sql<string>`string_agg(${entry}, ',' ORDER BY id)`;
-    const row = await this.db
+  async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
+    if (ids.length === 0) return '';
+    const lines = this.db
       .selectFrom('conversions')
-      .select((eb) => [eb.fn.countAll<number | string>().as('found'), this.textAsBytes(sql<string>`coalesce(${joined}, '')`).as('joined')])
+      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'))
       .where('account_id', '=', accountId)
       .where('id', 'in', ids)
-      .executeTakeFirstOrThrow();
-    return { found: Number(row.found), joined: row.joined };
+      .orderBy('id')
+      .as('lines');
+    const row = await this.db.selectFrom(lines).select(this.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
+    return row.lines;
   }
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */

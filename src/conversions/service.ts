@@ -1,9 +1,10 @@
 import type { Database } from '../db/database.js';
 import type { ColumnarIndex } from '../db/columnar/columnar-index.js';
-import { type JoinedListPage, PAGE_SIZE, type PreparedList } from '../filters/list.js';
+import { PAGE_SIZE, type PreparedList } from '../filters/list.js';
 import { listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
+import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
 import { type ExportFormat, exportChunks, parseExportQuery } from './export.js';
@@ -22,21 +23,21 @@ export class ConversionService {
   }
 
   /**
-   * One page of the account's conversions matching the query string's filters, its entries
-   * (ConversionEntry) as one JSON text. The query is checked at once; `read` reads the page: its
-   * ids from the columnar index, their entries from the rows.
+   * One page of the account's conversions matching the query string's filters, with each entry
+   * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
+   * from the columnar index, their entries from the rows.
    */
-  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList<JoinedListPage> {
+  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList<string> {
     const listQuery = parseListQuery(query, conversionCatalogue);
     return {
       etag: listETag('conversions', accountId, dataVersion, listQuery),
       read: async () => {
         const { total, ids } = await this.questions.page(accountId, dataVersion, listQuery.filters, listQuery.page);
-        const { found, joined } = await this.conversions.joinedEntriesByIds(accountId, ids, 'commas');
-        if (found !== ids.length)
-          throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${found} of them`);
+        const rows = await this.conversions.entriesByIds(accountId, ids);
+        if (rows.length !== ids.length)
+          throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${rows.length} of them`);
         return {
-          joinedEntries: joined,
+          entries: rows.map((row) => withId(row.id, row.entry_json)),
           totalEntries: total,
           page: listQuery.page,
           totalPages: Math.ceil(total / PAGE_SIZE),
@@ -70,7 +71,7 @@ export class ConversionService {
     const source = {
       idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
       entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
-      ndjsonByIds: async (ids: number[]) => (await this.conversions.joinedEntriesByIds(accountId, ids, 'ndjson')).joined,
+      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(accountId, ids),
     };
     return { format, chunks: () => exportChunks(source, format) };
   }

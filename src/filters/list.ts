@@ -13,18 +13,10 @@ export interface ListPage<Entry> {
   totalPages: number;
 }
 
-/**
- * A list page whose entries are JSON already, joined by commas into one text by the database
- * that read them: bytes (SQLite) or text (PostgreSQL), sent as they are.
- */
-export interface JoinedListPage extends Omit<ListPage<never>, 'entries'> {
-  joinedEntries: Uint8Array | string;
-}
-
 /** A checked list request: its entity tag is known before any row is read (listETag). */
-export interface PreparedList<Page = ListPage<string>> {
+export interface PreparedList<Entry> {
   etag: string;
-  read(): Promise<Page>;
+  read(): Promise<ListPage<Entry>>;
 }
 
 /** A list request as a service hands it to a repository, which adds its table. */

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { Catalogue, ColumnType } from '../filters/catalogue.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { JoinedListPage, ListPage, PreparedList } from '../filters/list.js';
+import type { ListPage, PreparedList } from '../filters/list.js';
 import { listNotModified } from './conditional.js';
 import { pageLinks } from './links.js';
 import { JSON_CONTENT_TYPE } from './reply.js';
@@ -19,22 +19,16 @@ export const ListEnvelope = <Entry extends TSchema>(entry: Entry, description: s
     { description },
   );
 
-const ENTRIES_START = '{"entries":[';
-const ENTRIES_START_BYTES = Buffer.from(ENTRIES_START);
-
-/** A list page whose entries are JSON already, as one JSON text: bytes when the database read its entries as bytes. */
-export function listPageJson(page: ListPage<string> | JoinedListPage): string | Buffer {
-  const rest = `],"totalEntries":${page.totalEntries},"page":${page.page},"totalPages":${page.totalPages}}`;
-  const entries = 'entries' in page ? page.entries.join(',') : page.joinedEntries;
-  if (typeof entries === 'string') return `${ENTRIES_START}${entries}${rest}`;
-  return Buffer.concat([ENTRIES_START_BYTES, entries, Buffer.from(rest)]);
+/** A list page whose entries are JSON texts already (built by the database), as one JSON text. */
+export function listPageJson(page: ListPage<string>): string {
+  return `{"entries":[${page.entries.join(',')}],"totalEntries":${page.totalEntries},"page":${page.page},"totalPages":${page.totalPages}}`;
 }
 
 /**
  * Answers a list request: 304 when the client holds the page already, else the page as it is
  * (its entries are JSON already), with the Link header of the pages around it.
  */
-export async function sendListPage(request: FastifyRequest, reply: FastifyReply, list: PreparedList<ListPage<string> | JoinedListPage>): Promise<FastifyReply> {
+export async function sendListPage(request: FastifyRequest, reply: FastifyReply, list: PreparedList<string>): Promise<FastifyReply> {
   if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
   const page = await list.read();
   const links = pageLinks(request.url, page.page, page.totalPages);

@@ -317,12 +317,8 @@ export const EXAMPLES: Example[] = [
   asset('claimOrphan', ['blobs/3f/3f2a']),
   asset('orphanedBlobs', [NOW - 3600]),
 
-  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a CSV export sends up to 2,000 ids' }),
-  conversion('joinedEntriesByIds', [ACCOUNT, [101, 102, 103], 'commas'], { when: 'a page sends up to 100 ids', answers: [[{ found: 0, joined: '' }]] }),
-  conversion('joinedEntriesByIds', [ACCOUNT, [101, 102, 103], 'ndjson'], {
-    when: 'an NDJSON export sends up to 2,000 ids',
-    answers: [[{ found: 0, joined: '' }]],
-  }),
+  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
+  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
   conversion('insertEach', [NOTIFIED], {

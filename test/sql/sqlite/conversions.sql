@@ -1,20 +1,14 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
--- ConversionRepository.entriesByIds(1, [101,102,103]), a CSV export sends up to 2,000 ids
+-- ConversionRepository.entriesByIds(1, [101,102,103]), a page sends up to 100 ids
 select "id", "entry_json"
 from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
 order by "id";
 
--- ConversionRepository.joinedEntriesByIds(1, [101,102,103], "commas"), a page sends up to 100 ids
-select count(*) as "found", CAST(coalesce(string_agg('{"id":' || id || ',' || substr(entry_json, 2), ',' ORDER BY id), '') AS BLOB) as "joined"
-from "conversions"
-where "account_id" = ? and "id" in (?, ?, ?);
-
--- ConversionRepository.joinedEntriesByIds(1, [101,102,103], "ndjson"), an NDJSON export sends up to 2,000 ids
-select count(*) as "found", CAST(coalesce(string_agg('{"id":' || id || ',' || substr(entry_json, 2) || ?, '' ORDER BY id), '') AS BLOB) as "joined"
-from "conversions"
-where "account_id" = ? and "id" in (?, ?, ?);
+-- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
+select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
+from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
