@@ -47,7 +47,7 @@ async function askAndProbe(options: ClientOptions): Promise<ClientResult> {
   const headers = { 'x-api-key': options.apiKey };
   const result: ClientResult = { questions: [], probe: { buyerMs: [], assetMs: [], failures: [] } };
   // Untimed: this process's first requests load its HTTP client and open its connections, which
-  // is the client's time, not the service's. A page every scenario asked already, and the asset.
+  // is the client's time, not the service's. The first page (S1 asked it already) and the asset.
   await Promise.all([
     timed(`${options.baseUrl}/api/v1/conversions?page=1`, headers),
     timed(`${options.baseUrl}/api/v1/conversions?page=1`, headers),
