@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
@@ -125,8 +124,7 @@ try {
     table,
     [...scalarColumns, ...arrayColumns].map((column) => column.name),
   );
-  ({ instance, writer, reader } = await openIndex());
-  lookupReader = await instance.connect();
+  ({ instance, writer, reader, lookupReader } = await openIndex());
   watermark = await largestIndexedId();
   await checkSource();
 } catch (error) {
@@ -159,7 +157,7 @@ function answer(request: ColumnarRequest): void {
   );
 }
 
-async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
+async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection; lookupReader: DuckDBConnection }> {
   const settings = { memory_limit: options.memoryLimit, threads: String(options.threads) };
   let instance: DuckDBInstance;
   try {
@@ -168,7 +166,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     if (isLocked(error)) throw error; // another service's index, still in use: not ours to replace
     // A damaged file holds nothing the source does not: it is built again.
     log(`columnar index: cannot open ${options.file} (${(error as Error).message}); building it again`);
-    for (const file of [options.file, `${options.file}.wal`]) fs.rmSync(file, { force: true });
+    removeIndexFiles(options.file);
     instance = await DuckDBInstance.create(options.file, settings);
   }
   const writer = await instance.connect();
@@ -179,7 +177,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     if (format !== undefined) log('columnar index: made for another layout; building it again');
     await createTables(writer);
   }
-  return { instance, writer, reader: await instance.connect() };
+  return { instance, writer, reader: await instance.connect(), lookupReader: await instance.connect() };
 }
 
 /**
