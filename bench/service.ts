@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { seededRandom, syntheticConversions } from '../src/conversions/synthetic.js';
+import { childProcessesOf } from '../test/helpers/processes.js';
 
 /**
  * Writes `count` synthetic conversions (the seeder's generator, from `seed`) to `file` as NDJSON,
@@ -89,7 +90,7 @@ export async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
 export function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   const own = processMemoryMiB(pid, field);
   if (own === undefined) return undefined;
-  return childrenOf(pid).reduce((sum, child) => sum + (memoryMiB(child, field) ?? 0), own);
+  return childProcessesOf(pid).reduce((sum, child) => sum + (memoryMiB(child, field) ?? 0), own);
 }
 
 function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
@@ -98,16 +99,6 @@ function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undef
     return match ? Number(match[1]) / 1024 : undefined;
   } catch {
     return undefined; // no /proc (not Linux), or the process is gone
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    return fs
-      .readdirSync(`/proc/${pid}/task`)
-      .flatMap((thread) => fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-  } catch {
-    return []; // gone meanwhile
   }
 }
 

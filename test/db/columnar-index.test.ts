@@ -12,7 +12,7 @@ import { validateConversion } from '../../src/conversions/validate.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
 import { insertConversions } from '../helpers/fixtures.js';
-import { SERVICE_KEY, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
+import { SERVICE_KEY, childProcessesOf, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
 
 type Conversion = Record<string, any>;
 
@@ -161,10 +161,11 @@ describeEachEngine('the columnar index', (engine) => {
 
 /** The columnar index processes that process `parent` has started (Linux's /proc). */
 function indexProcesses(parent: number | 'self' = 'self'): Set<number> {
-  const children = fs
-    .readdirSync(`/proc/${parent}/task`)
-    .flatMap((thread) => fs.readFileSync(`/proc/${parent}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-  return new Set(children.filter((pid) => fs.existsSync(`/proc/${pid}/cmdline`) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('index-process')));
+  return new Set(
+    childProcessesOf(parent).filter(
+      (pid) => fs.existsSync(`/proc/${pid}/cmdline`) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('index-process'),
+    ),
+  );
 }
 
 async function gone(pid: number): Promise<void> {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import path from 'node:path';
 
 /** The key of the account `default` in every service that spawnService starts (its BOOTSTRAP_API_KEY). */
@@ -88,4 +89,15 @@ export function succeeded(run: CliRun): CliRun {
 
 export function lastLine(text: string): string {
   return text.trimEnd().split('\n').at(-1)!.trim();
+}
+
+/** The processes that process `pid` has started and that still run (Linux's /proc); none when it is gone. */
+export function childProcessesOf(pid: number | 'self'): number[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((thread) => fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  } catch {
+    return []; // gone meanwhile
+  }
 }
