@@ -204,6 +204,32 @@ describeEachEngine('the columnar index process', (engine) => {
     assert.deepEqual(indexProcesses(), before, 'closing the app ends its index process');
   });
 
+  test('answers a page asked again under the same data version itself, and asks the process again after a write', async () => {
+    const database = await freshDatabase(engine);
+    const before = indexProcesses();
+    const { app, get } = await appOn(database, 'repeated');
+    try {
+      const { id } = await new AccountService(database.db).findOrCreateAccount('repeated');
+      await insertConversions(database, id, records(30, 8));
+      const question = '/api/v1/conversions?amount.gte=0&page=1';
+      const first = (await get(question)).json();
+      assert.equal(first.totalEntries, 30);
+      const [pid] = [...indexProcesses()].filter((started) => !before.has(started));
+      process.kill(pid!, 'SIGKILL');
+      await gone(pid!);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // its exit reaches the service
+
+      assert.deepEqual((await get(question)).json(), first);
+      assert.deepEqual(indexProcesses(), before, 'no index process was started for it');
+      await insertConversions(database, id, records(5, 9));
+      assert.equal((await get(question)).json().totalEntries, 35);
+      assert.equal(indexProcesses().size, before.size + 1, 'the question after a write started the process again');
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+
   test('ends with a service killed, leaving no file of its own behind', async () => {
     const database = await freshDatabase(engine);
     const temporaryDir = tempDir();
