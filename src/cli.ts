@@ -21,7 +21,7 @@ import { openBlobStore } from './storage/open-blob-store.js';
 async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // The command line's work (an import, a migration) is long by nature: no statement time limit.
-  const database = openDatabase(config);
+  const database = openDatabase({ ...config, commandLine: true });
   try {
     await migrateToLatest(database);
     return await work(database, config);

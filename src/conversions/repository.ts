@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
 import type { Database } from '../db/adapter.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 
@@ -6,6 +6,9 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 
 /** All SQL about conversions. */
 export class ConversionRepository {
+  /** insertNew's SQL by the shape of its batch (insertNewSql): one repository is one import's, on one engine. */
+  private readonly insertNewStatements = new Map<string, string>();
+
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
     private readonly textAsBytes: Database['textAsBytes'] = (text) => text,
@@ -26,20 +29,29 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order: joined by the database into one value, so that an
-   * export moves one value a batch between threads, not an object a row.
+   * entry-json.ts), in ascending id order: joined by the database into pieces of at most
+   * `linesPerPiece` lines each, so that an export moves a few values a batch between threads,
+   * not an object a row.
    */
-  async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
-    if (ids.length === 0) return '';
+  async ndjsonByIds(accountId: number, ids: number[], linesPerPiece: number): Promise<(Uint8Array | string)[]> {
+    if (ids.length === 0) return [];
     const lines = this.db
       .selectFrom('conversions')
-      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'))
+      .select([
+        'id',
+        sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'),
+        sql<number>`(row_number() over (order by id) - 1) / ${sql.lit(linesPerPiece)}`.as('piece'),
+      ])
       .where('account_id', '=', accountId)
       .where('id', 'in', ids)
-      .orderBy('id')
       .as('lines');
-    const row = await this.db.selectFrom(lines).select(this.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
-    return row.lines;
+    const pieces = await this.db
+      .selectFrom(lines)
+      .select(this.textAsBytes(sql<string>`string_agg(line, '' order by id)`).as('lines'))
+      .groupBy('piece')
+      .orderBy('piece')
+      .execute();
+    return pieces.map((piece) => piece.lines);
   }
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */
@@ -53,8 +65,8 @@ export class ConversionRepository {
 
   /**
    * Inserts rows that are not there yet, identified by (account, cart_integration, receipt).
-   * Returns how many were new. Call it inside a transaction that began with
-   * Database.serializeConversionWrites.
+   * Returns how many were new. Every row has the first one's fields (validateConversion makes
+   * them so). Call it inside a transaction that began with Database.serializeConversionWrites.
    */
   async insertNew(accountId: number, rows: NewConversion[]): Promise<number> {
     if (rows.length === 0) return 0;
@@ -64,12 +76,15 @@ export class ConversionRepository {
       const key = `${row.cart_integration}\n${row.receipt}`;
       if (!byKey.has(key)) byKey.set(key, row);
     }
-    const inserted = await this.db
-      .insertInto('conversions')
-      .values([...byKey.values()].map((row) => ({ ...row, account_id: accountId })))
-      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
-      .executeTakeFirst();
-    return Number(inserted.numInsertedOrUpdatedRows ?? 0);
+    const unique = [...byKey.values()];
+    const columns = Object.keys(unique[0]!) as (keyof NewConversion)[];
+    const parameters: unknown[] = [];
+    for (const row of unique) {
+      parameters.push(accountId);
+      for (const column of columns) parameters.push(row[column] ?? null);
+    }
+    const inserted = await this.db.executeQuery(CompiledQuery.raw(insertNewSql(this.db, this.insertNewStatements, columns, unique.length), parameters));
+    return Number(inserted.numAffectedRows ?? 0);
   }
 
   /**
@@ -106,4 +121,24 @@ export class ConversionRepository {
     }
     return rows.map((row) => idByKey.get(keyOf(row))!);
   }
+}
+
+/**
+ * The SQL of insertNew for `count` rows of these columns, compiled once per shape and kept in
+ * `statements`: an import sends thousands of batches of one shape, and compiling each batch's
+ * statement of some 10,000 values cost as much as parsing its rows.
+ */
+function insertNewSql(db: Kysely<DatabaseSchema>, statements: Map<string, string>, columns: (keyof NewConversion)[], count: number): string {
+  const shape = `${count}:${columns.join(',')}`;
+  let text = statements.get(shape);
+  if (text === undefined) {
+    const template = Object.fromEntries([['account_id', 0], ...columns.map((column) => [column, null])]) as Insertable<ConversionsTable>;
+    text = db
+      .insertInto('conversions')
+      .values(Array.from({ length: count }, () => template))
+      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
+      .compile().sql;
+    statements.set(shape, text);
+  }
+  return text;
 }

@@ -98,6 +98,12 @@ export interface DatabaseOptions {
    * reads, the only statements a client can make long.
    */
   statementTimeoutMs?: number | undefined;
+  /**
+   * Opened by a command-line process, which does one task and keeps no event loop free for
+   * others: SQLite runs its statements on the calling thread, instead of a thread of their own
+   * that an import's every batch of 10,000 values would be copied to.
+   */
+  commandLine?: boolean;
 }
 
 export type ConversionSourceAddress = { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };

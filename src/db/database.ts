@@ -9,7 +9,7 @@ export type { ColumnTypes, ConversionSourceAddress, Database, DatabaseOptions, J
 export function openDatabase(options: DatabaseOptions): Database {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.statementTimeoutMs)
-    : openSqlite(options.dataDir, options.statementTimeoutMs);
+    : openSqlite(options.dataDir, options.statementTimeoutMs, options.commandLine);
 }
 
 /** The SQLite file that holds accounts, keys and assets (conversions have their own: sqliteFiles). */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 
 /**
  * The embedded database is two files in DATA_DIR. Conversions live in a file of their own,
@@ -36,4 +37,22 @@ export function openConnection({ dataDir, readonly, cacheKiB }: ConnectionOption
   }
   connection.pragma('foreign_keys = ON');
   return connection;
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * The connection's prepare, keeping the recent statements by their SQL: preparing a list page's
+ * statement, or an import batch's of some 10,000 values, costs more than running it.
+ */
+export function cachingPrepare(connection: SQLite.Database): (sql: string) => SQLite.Statement {
+  const statements = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE_SIZE });
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
 }

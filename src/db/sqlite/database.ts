@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteAdapter, type SqliteDatabase, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
 import type { Database, JsonField } from '../adapter.js';
 import type { DatabaseSchema } from '../schema.js';
-import { CONVERSIONS_SCHEMA, sqliteFiles } from './connection.js';
+import { CONVERSIONS_SCHEMA, cachingPrepare, openConnection, sqliteFiles } from './connection.js';
 import { SqliteWorkerDriver, StatementTimeoutError } from './driver.js';
 
 // Page cache of each SQLite connection (the default is 2 MiB): a page of conversions read by id touches some hundred pages.
@@ -14,10 +15,15 @@ const SQLITE_READERS = 2;
 /** Text as a BLOB: its UTF-8 bytes as they are stored (Database.textAsBytes). */
 export const sqliteTextAsBytes: Database['textAsBytes'] = (text) => sql<Uint8Array>`CAST(${text} AS BLOB)`;
 
-/** The embedded default: SQLite files in DATA_DIR, every statement on a worker thread. */
-export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined): Database {
+/**
+ * The embedded default: SQLite files in DATA_DIR, every statement on a worker thread; or, for
+ * the command line (DatabaseOptions.commandLine), on the calling thread.
+ */
+export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined, commandLine = false): Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const driver = new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
+  const driver = commandLine
+    ? new SqliteDriver({ database: inThread(openConnection({ dataDir, readonly: false, cacheKiB: SQLITE_CACHE_KIB })) })
+    : new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
   const db = new Kysely<DatabaseSchema>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
@@ -75,6 +81,11 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       await driver.destroy();
     },
   };
+}
+
+/** The connection as Kysely's SqliteDriver uses it, with the worker's statement cache. */
+function inThread(connection: BetterSqlite3.Database): SqliteDatabase {
+  return { close: () => connection.close(), prepare: cachingPrepare(connection) };
 }
 
 /** SQLite creates an index whose name is not qualified in the main file, whatever its table's. */

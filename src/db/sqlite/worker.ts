@@ -1,7 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type SQLite from 'better-sqlite3';
-import { openConnection, type ConnectionOptions } from './connection.js';
-import { LRUCache } from 'lru-cache';
+import { cachingPrepare, openConnection, type ConnectionOptions } from './connection.js';
 
 /**
  * A thread that owns one SQLite connection and runs the statements the service sends it, so
@@ -20,23 +18,11 @@ export type StatementResponse =
   | { id: number; rows: []; changes: number; lastInsertRowid: number | bigint }
   | { id: number; error: { message: string; code?: string } };
 
-const STATEMENT_CACHE_SIZE = 256;
-
 export type WorkerOptions = ConnectionOptions;
 
 const options = workerData as WorkerOptions;
 const connection = openConnection(options);
-// Preparing a list page's statement costs more than running it: keep the recent ones by their SQL.
-const statements = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE_SIZE });
-
-function prepare(sql: string): SQLite.Statement {
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = connection.prepare(sql);
-    statements.set(sql, statement);
-  }
-  return statement;
-}
+const prepare = cachingPrepare(connection);
 
 function run({ id, sql, parameters }: StatementRequest): StatementResponse {
   try {

@@ -6,9 +6,11 @@ from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
 order by "id";
 
--- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
-select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
-from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
+-- ConversionRepository.ndjsonByIds(1, [101,102,103], 64), an export sends up to 2,000 ids, in pieces of 64 lines
+select CAST(string_agg(line, '' order by id) AS BLOB) as "lines"
+from (select "id", '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line", (row_number() over (order by id) - 1) / 64 as "piece" from "conversions" where "account_id" = ? and "id" in (?, ?, ?)) as "lines"
+group by "piece"
+order by "piece";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
@@ -17,7 +19,7 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + ?;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json", "account_id")
+insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json")
 values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
        (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
