@@ -15,14 +15,6 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
 /** Conversions read and written per batch: a batch of ids from the index, then their entries. */
 export const EXPORT_BATCH = 2_000;
 
-/**
- * Conversions a piece of an export's text: about 60 KB of typical ones. A batch sent as one
- * string of megabytes would live in V8's large-object space until a full collection, and the
- * service's memory would grow with every batch until then; pieces under its 128 KB threshold die
- * young.
- */
-export const EXPORT_PIECE_ROWS = 64;
-
 /** What an export asks: the list's filters, and the format. */
 export interface ExportQuery {
   filters: Filter[];
@@ -65,13 +57,12 @@ function csvCell(value: unknown): string {
 export interface ExportSource {
   idsAfter(afterId: number, upTo: number | undefined, limit: number): Promise<{ ids: number[]; upTo: number }>;
   entriesByIds(ids: number[]): Promise<{ id: number; entry_json: string }[]>;
-  /** The lines of these conversions in id order, in pieces whose concatenation is the text. */
-  ndjsonByIds(ids: number[]): Promise<(Uint8Array | string)[]>;
+  ndjsonByIds(ids: number[]): Promise<Uint8Array | string>;
 }
 
-/** One batch of an export: its text in pieces, the last id in it, and the watermark every batch is read at. */
+/** One batch of an export: its text, the last id in it, and the watermark every batch is read at. */
 interface Batch {
-  pieces: (Uint8Array | string)[];
+  text: Uint8Array | string;
   lastId: number;
   upTo: number;
 }
@@ -95,7 +86,7 @@ export async function* exportChunks(source: ExportSource, format: ExportFormat):
     const batch = await next;
     if (!batch) return;
     next = read(batch.lastId, batch.upTo);
-    yield* batch.pieces;
+    yield batch.text;
   }
 }
 
@@ -109,20 +100,11 @@ async function readBatch(source: ExportSource, format: ExportFormat, afterId: nu
       ids,
       rows.map((row) => row.id),
     );
-    const pieces: string[] = [];
-    for (let start = 0; start < rows.length; start += EXPORT_PIECE_ROWS) {
-      pieces.push(
-        rows
-          .slice(start, start + EXPORT_PIECE_ROWS)
-          .map((row) => csvRow(JSON.parse(withId(row.id, row.entry_json))))
-          .join(''),
-      );
-    }
-    return { pieces, lastId, upTo: watermark };
+    return { text: rows.map((row) => csvRow(JSON.parse(withId(row.id, row.entry_json)))).join(''), lastId, upTo: watermark };
   }
-  const pieces = await source.ndjsonByIds(ids);
-  checkIds(ids, pieces.flatMap(lineIds));
-  return { pieces, lastId, upTo: watermark };
+  const lines = await source.ndjsonByIds(ids);
+  checkIds(ids, lineIds(lines));
+  return { text: lines, lastId, upTo: watermark };
 }
 
 // The database joins a batch's lines in the order its subquery reads them; checked here, with

@@ -29,29 +29,20 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order: joined by the database into pieces of at most
-   * `linesPerPiece` lines each, so that an export moves a few values a batch between threads,
-   * not an object a row.
+   * entry-json.ts), in ascending id order: joined by the database into one value, so that an
+   * export moves one value a batch between threads, not an object a row.
    */
-  async ndjsonByIds(accountId: number, ids: number[], linesPerPiece: number): Promise<(Uint8Array | string)[]> {
-    if (ids.length === 0) return [];
+  async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
+    if (ids.length === 0) return '';
     const lines = this.db
       .selectFrom('conversions')
-      .select([
-        'id',
-        sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'),
-        sql<number>`(row_number() over (order by id) - 1) / ${sql.lit(linesPerPiece)}`.as('piece'),
-      ])
+      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'))
       .where('account_id', '=', accountId)
       .where('id', 'in', ids)
+      .orderBy('id')
       .as('lines');
-    const pieces = await this.db
-      .selectFrom(lines)
-      .select(this.textAsBytes(sql<string>`string_agg(line, '' order by id)`).as('lines'))
-      .groupBy('piece')
-      .orderBy('piece')
-      .execute();
-    return pieces.map((piece) => piece.lines);
+    const row = await this.db.selectFrom(lines).select(this.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
+    return row.lines;
   }
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */

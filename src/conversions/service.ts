@@ -7,7 +7,7 @@ import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
-import { EXPORT_PIECE_ROWS, type ExportFormat, exportChunks, parseExportQuery } from './export.js';
+import { type ExportFormat, exportChunks, parseExportQuery } from './export.js';
 
 /** What answers questions about conversions: the number matching, the ids of a page, sums by group (src/db/columnar). */
 export type ConversionQuestions = Pick<ColumnarIndex, 'page' | 'summary' | 'idsAfter'>;
@@ -71,7 +71,7 @@ export class ConversionService {
     const source = {
       idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
       entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
-      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(accountId, ids, EXPORT_PIECE_ROWS),
+      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(accountId, ids),
     };
     return { format, chunks: () => exportChunks(source, format) };
   }

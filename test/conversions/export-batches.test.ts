@@ -44,7 +44,7 @@ function sourceOf(count: number, lines: (ids: number[]) => string = (ids) => ids
     },
     ndjsonByIds: async (ids) => {
       calls.push(`lines of ${ids[0]}..${ids.at(-1)}`);
-      return [lines(ids)];
+      return lines(ids);
     },
   };
   return { source, calls };

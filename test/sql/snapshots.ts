@@ -318,7 +318,7 @@ export const EXAMPLES: Example[] = [
   asset('orphanedBlobs', [NOW - 3600]),
 
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
-  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103], 64], { when: 'an export sends up to 2,000 ids, in pieces of 64 lines', answers: [[{ lines: '' }]] }),
+  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
   conversion('insertEach', [NOTIFIED], {

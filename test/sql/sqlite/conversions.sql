@@ -6,11 +6,9 @@ from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
 order by "id";
 
--- ConversionRepository.ndjsonByIds(1, [101,102,103], 64), an export sends up to 2,000 ids, in pieces of 64 lines
-select CAST(string_agg(line, '' order by id) AS BLOB) as "lines"
-from (select "id", '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line", (row_number() over (order by id) - 1) / 64 as "piece" from "conversions" where "account_id" = ? and "id" in (?, ?, ?)) as "lines"
-group by "piece"
-order by "piece";
+-- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
+select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
+from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
