@@ -56,8 +56,15 @@ describe('the OpenAPI document', () => {
       // The CLI exits 1 on an error; its JSON report on stdout lists warnings too.
       const lint = await promisify(execFile)('node_modules/.bin/redocly', ['lint', '--config', 'redocly.yaml', '--format', 'json', file], {
         env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-      }).catch((failure: { stdout: string }) => failure);
-      const report: { problems: { severity: string; ruleId: string; message: string; location: { pointer?: string }[] }[] } = JSON.parse(lint.stdout);
+      }).catch((failure: Error & { stdout: string; stderr: string }) => failure);
+      let report: { problems: { severity: string; ruleId: string; message: string; location: { pointer?: string }[] }[] };
+      try {
+        report = JSON.parse(lint.stdout);
+      } catch {
+        // The CLI did not run to its report (not installed, or it crashed): say so, with what it printed.
+        const why = 'message' in lint ? lint.message : '';
+        assert.fail(`redocly lint printed no JSON report: ${why}\nits standard error:\n${lint.stderr}\nits standard output:\n${lint.stdout}`);
+      }
       const shown = report.problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`);
       assert.deepEqual(shown, []);
     } finally {
