@@ -37,7 +37,11 @@ export interface TransportOptions {
 /** What each call may say about itself. */
 export interface RequestOptions {
   signal?: AbortSignal;
-  /** Whether a 429 is waited out (default true); false throws it at once as an AcdsError with status 429. */
+  /**
+   * Whether a 429 is waited out (default true); false throws it at once as an AcdsError with
+   * status 429. An upload from a stream is never waited out: the stream has been read, so the
+   * 429 is thrown and a new stream is needed to try again.
+   */
   waitOutRateLimit?: boolean;
 }
 

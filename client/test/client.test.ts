@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { CartService } from '../../src/carts/service.js';
 import { accountWithKey, startTestApp, type TestContext } from '../../test/helpers/app.js';
 import { genericEvent, genericSignatureHeader, randomSecret } from '../../test/helpers/carts.js';
 import { conversionRecord, insertConversions } from '../../test/helpers/fixtures.js';
-import { AcdsClient, AcdsError, type CartReceiverEntry, type ConversionEntry } from '../src/index.js';
+import { AcdsClient, AcdsError, type CartReceiverEntry, type ConversionEntry, type ConversionFilters } from '../src/index.js';
 
 /**
  * @acds/client against a real service, started here on the embedded default and listening on a
@@ -325,6 +327,149 @@ describe('@acds/client and a rate limit spent for the minute', () => {
     assert.equal(answered, 2);
     const error = await patient.conversions.page().catch((caught: unknown) => caught);
     assert.ok(error instanceof AcdsError && error.status === 429);
+  });
+});
+
+/**
+ * A stand-in for the service on node:http, for what the real one cannot be made to do: a
+ * Retry-After under a second, a 429 to an upload, and the very URL each request came with.
+ */
+describe('@acds/client against a stand-in server', () => {
+  /** What the stand-in was asked: each request's method, URL (path and query as they came) and body. */
+  const asked: { method: string; url: string; body: string }[] = [];
+  /** How the stand-in answers the request just added to `asked`; set by each test. */
+  let answer: (response: http.ServerResponse) => void;
+  let server: http.Server;
+  let baseUrl: string;
+
+  function reply(response: http.ServerResponse, status: number, body = '', headers: Record<string, string> = {}): void {
+    response.writeHead(status, { 'x-request-id': 'stand-in', ...headers });
+    response.end(body);
+  }
+  function replyJson(response: http.ServerResponse, status: number, value: unknown): void {
+    reply(response, status, JSON.stringify(value), { 'content-type': 'application/json' });
+  }
+  const emptyPage = { entries: [], totalEntries: 0, page: 1, totalPages: 1 };
+
+  before(async () => {
+    server = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        asked.push({ method: request.method!, url: request.url!, body: Buffer.concat(chunks).toString() });
+        answer(response);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  beforeEach(() => {
+    asked.length = 0;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('null and undefined query values are left out of the URL of list, page, summary and export, while 0 and empty text are sent', async () => {
+    answer = (response) => {
+      const { pathname } = new URL(asked.at(-1)!.url, baseUrl);
+      if (pathname === '/api/v1/conversions') return replyJson(response, 200, emptyPage);
+      if (pathname === '/api/v1/conversions/summary') return replyJson(response, 200, { totals: { conversions: 0 }, groups: [] });
+      reply(response, 200);
+    };
+    const client = new AcdsClient({ baseUrl, apiKey: 'acds_stand-in' });
+    const filters: ConversionFilters = {
+      utm_source: 'facebook',
+      utm_medium: undefined,
+      utm_campaign: null as unknown as string,
+      'amount.gte': 0,
+      utm_content: '',
+    };
+    await collect(client.conversions.list(filters));
+    await client.conversions.page(filters, 2);
+    await client.conversions.summary({ utm_source: 'google', utm_medium: null as unknown as string }, { group_by: undefined, tz: null as unknown as string });
+    await client.conversions.summary();
+    await collect(client.conversions.export({ utm_source: undefined }));
+    await collect(client.conversions.export({ utm_campaign: null as unknown as string }, { format: 'csv' }));
+    assert.deepEqual(
+      asked.map(({ url }) => url),
+      [
+        '/api/v1/conversions?utm_source=facebook&amount.gte=0&utm_content=&page=1',
+        '/api/v1/conversions?utm_source=facebook&amount.gte=0&utm_content=&page=2',
+        '/api/v1/conversions/summary?utm_source=google',
+        '/api/v1/conversions/summary',
+        // The NDJSON export adds an id.gt of its own, undefined until it resumes: left out too.
+        '/api/v1/conversions/export?format=ndjson',
+        '/api/v1/conversions/export?format=csv',
+      ],
+    );
+  });
+
+  test('a 429 whose Retry-After is under a second (0.2) is waited out for a whole second, then the call is sent again and answers', async () => {
+    answer = (response) => (asked.length === 1 ? reply(response, 429, '', { 'retry-after': '0.2' }) : replyJson(response, 200, emptyPage));
+    const waits: number[] = [];
+    const client = new AcdsClient({ baseUrl, apiKey: 'acds_stand-in', onRateLimitWait: (seconds) => waits.push(seconds) });
+    const began = performance.now();
+    const page = await client.conversions.page();
+    const took = performance.now() - began;
+    assert.deepEqual(page, emptyPage);
+    assert.equal(asked.length, 2, 'refused once, then sent again');
+    assert.deepEqual(waits, [1], 'told of a whole second');
+    assert.ok(took >= 950, `waited ${Math.round(took)} ms: a second, not 0.2 s`);
+  });
+
+  test('a Retry-After of 0 still counts a second towards maxRateLimitWaitSeconds: a service that keeps refusing is not asked again and again', async () => {
+    // Answers after five refusals: a client that took 0 as no wait at all would get there, and answer.
+    answer = (response) => (asked.length <= 5 ? reply(response, 429, '', { 'retry-after': '0' }) : replyJson(response, 200, emptyPage));
+    const waits: number[] = [];
+    const client = new AcdsClient({ baseUrl, apiKey: 'acds_stand-in', maxRateLimitWaitSeconds: 2, onRateLimitWait: (seconds) => waits.push(seconds) });
+    const error = await client.conversions.page().catch((caught: unknown) => caught);
+    assert.ok(error instanceof AcdsError, String(error));
+    assert.equal(error.status, 429);
+    assert.equal(error.message, 'too many requests; the service asks to wait 1 s');
+    assert.equal(error.requestId, 'stand-in');
+    assert.deepEqual(waits, [1, 1], 'two waits of a second fill the two seconds allowed');
+    assert.equal(asked.length, 3, 'the first try and two more');
+  });
+
+  test('a 429 to a streamed upload is thrown at once, the stream sent only once; an upload from bytes is waited out and sent again', async () => {
+    let refusals = 0;
+    answer = (response) => (refusals-- > 0 ? reply(response, 429, '', { 'retry-after': '1' }) : replyJson(response, 201, { id: '7' }));
+    const waits: number[] = [];
+    const client = new AcdsClient({ baseUrl, apiKey: 'acds_stand-in', onRateLimitWait: (seconds) => waits.push(seconds) });
+
+    refusals = 1;
+    const created = await client.assets
+      .create({ file: Readable.from([Buffer.from('line one\n'), Buffer.from('line two\n')]), fileName: 'streamed.txt' })
+      .catch((caught: unknown) => caught);
+    assert.ok(created instanceof AcdsError, String(created));
+    assert.equal(created.status, 429);
+    assert.equal(created.message, 'too many requests; the service asks to wait 1 s');
+    assert.deepEqual(
+      asked.map(({ method }) => method),
+      ['POST'],
+    );
+    assert.match(asked[0]!.body, /filename="streamed\.txt"[\s\S]*line one\nline two\n/, 'the stream was sent whole, once');
+
+    refusals = 1;
+    const updated = await client.assets.update(7, { file: new Blob(['replaced']).stream(), fileName: 'streamed.txt' }).catch((caught: unknown) => caught);
+    assert.ok(updated instanceof AcdsError, String(updated));
+    assert.equal(updated.status, 429);
+    assert.deepEqual(
+      asked.map(({ method, url }) => `${method} ${url}`),
+      ['POST /api/v1/assets', 'PUT /api/v1/assets/7'],
+    );
+    assert.deepEqual(waits, [], 'no wait for a stream');
+
+    refusals = 1;
+    assert.equal(await client.assets.create({ file: new TextEncoder().encode('from bytes'), fileName: 'bytes.txt' }), 7);
+    assert.deepEqual(waits, [1]);
+    assert.equal(asked.length, 4, 'the bytes sent twice');
+    assert.ok(
+      asked.slice(2).every(({ body }) => body.includes('from bytes')),
+      'each try carried the file',
+    );
   });
 });
 
