@@ -158,7 +158,9 @@ function answer(request: ColumnarRequest): void {
 }
 
 async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection; lookupReader: DuckDBConnection }> {
-  const settings = { memory_limit: options.memoryLimit, threads: String(options.threads) };
+  // DuckDB's allocator keeps what a large catch-up or summary freed unless a thread of its own
+  // hands it back to the system: without it the process stays at its high-water mark.
+  const settings = { memory_limit: options.memoryLimit, threads: String(options.threads), allocator_background_threads: 'true' };
   let instance: DuckDBInstance;
   try {
     instance = await createWhenUnlocked(settings);
@@ -266,7 +268,23 @@ async function appendNewRows(): Promise<void> {
       loggedAt = appended;
     }
   }
-  if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  if (appended >= LOG_FROM_ROWS) {
+    log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+    await checkpoint();
+  }
+}
+
+/**
+ * Writes what the index holds only in memory and its write-ahead log (the rows appended last,
+ * their ART index entries) to its file, so that their memory can go. It fails while a question
+ * runs; DuckDB then checkpoints by itself once its log is large enough.
+ */
+async function checkpoint(): Promise<void> {
+  try {
+    await writer.run('CHECKPOINT');
+  } catch (error) {
+    log(`columnar index: not checkpointed after catching up (${(error as Error).message}); DuckDB will checkpoint later`);
+  }
 }
 
 async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
