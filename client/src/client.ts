@@ -21,13 +21,9 @@ export type AssetFilters = Omit<QueryOf<'listAssets'>, 'page'>;
 export type CartEventFilters = Omit<QueryOf<'listCartEvents'>, 'page'>;
 /** What a summary groups by, and in which time zone. */
 export type SummaryOptions = Omit<QueryOf<'summarizeConversions'>, keyof ConversionFilters> & RequestOptions;
-/** One page of a list, as the API answers it. */
-export interface Page<Entry> {
-  entries: Entry[];
-  totalEntries: number;
-  page: number;
-  totalPages: number;
-}
+type ConversionPage = operations['listConversions']['responses'][200]['content']['application/json'];
+/** One page of a list, as the API answers it: every list has the conversions' envelope, with its own entries. */
+export type Page<Entry> = Omit<ConversionPage, 'entries'> & { entries: Entry[] };
 
 type FormFields = NonNullable<operations['createAsset']['requestBody']>['content']['multipart/form-data'];
 type Flag = 'async' | 'defer' | 'image' | 'video' | 'script' | 'style' | 'text';
