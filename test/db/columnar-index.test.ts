@@ -187,13 +187,27 @@ async function killIndexProcess(pid: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 50)); // its exit reaches the service
 }
 
+/** Runs `work` against an app on a fresh database with one account, then closes both. */
+async function onFreshApp(
+  engine: 'sqlite' | 'postgres',
+  account: string,
+  work: (context: { database: TestDatabase; get: Awaited<ReturnType<typeof appOn>>['get']; accountId: number }) => Promise<void>,
+): Promise<void> {
+  const database = await freshDatabase(engine);
+  const { app, get } = await appOn(database, account);
+  try {
+    const { id } = await new AccountService(database.db).findOrCreateAccount(account);
+    await work({ database, get, accountId: id });
+  } finally {
+    await app.close();
+    await database.close();
+  }
+}
+
 describeEachEngine('the columnar index process', (engine) => {
   test('runs every thread below the priority of the service, and one killed is started again at the next question', async () => {
-    const database = await freshDatabase(engine);
     const before = indexProcesses();
-    const { app, get } = await appOn(database, 'niced');
-    try {
-      const { id } = await new AccountService(database.db).findOrCreateAccount('niced');
+    await onFreshApp(engine, 'niced', async ({ database, get, accountId: id }) => {
       await insertConversions(database, id, records(50, 6));
       assert.equal((await get('/api/v1/conversions')).json().totalEntries, 50);
       const started = startedSince(before);
@@ -207,19 +221,13 @@ describeEachEngine('the columnar index process', (engine) => {
       await killIndexProcess(pid);
       await insertConversions(database, id, records(20, 7));
       assert.equal((await get('/api/v1/conversions')).json().totalEntries, 70);
-    } finally {
-      await app.close();
-      await database.close();
-    }
+    });
     assert.deepEqual(indexProcesses(), before, 'closing the app ends its index process');
   });
 
   test('answers a page asked again under the same data version itself, and asks the process again after a write', async () => {
-    const database = await freshDatabase(engine);
     const before = indexProcesses();
-    const { app, get } = await appOn(database, 'repeated');
-    try {
-      const { id } = await new AccountService(database.db).findOrCreateAccount('repeated');
+    await onFreshApp(engine, 'repeated', async ({ database, get, accountId: id }) => {
       await insertConversions(database, id, records(30, 8));
       const question = '/api/v1/conversions?amount.gte=0&page=1';
       const first = (await get(question)).json();
@@ -233,10 +241,7 @@ describeEachEngine('the columnar index process', (engine) => {
       await insertConversions(database, id, records(5, 9));
       assert.equal((await get(question)).json().totalEntries, 35);
       assert.equal(startedSince(before).length, 1, 'the question after a write started the process again');
-    } finally {
-      await app.close();
-      await database.close();
-    }
+    });
   });
 
   test('ends with a service killed, leaving no file of its own behind', async () => {
