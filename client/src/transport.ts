@@ -45,7 +45,10 @@ export interface RequestOptions {
   waitOutRateLimit?: boolean;
 }
 
-/** A query's values as the client takes them: lists are sent comma-separated, as the API reads them. */
+/**
+ * A query's values as the client takes them: lists are sent comma-separated, as the API reads
+ * them, a value holding a comma or a quote quoted as in CSV.
+ */
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number)[];
 
 interface Call extends RequestOptions {
@@ -138,9 +141,19 @@ function queryString(query: Record<string, QueryValue>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined || value === null) continue;
-    params.append(name, Array.isArray(value) ? value.join(',') : String(value));
+    params.append(name, Array.isArray(value) ? value.map(listItem).join(',') : String(value));
   }
   return params.toString();
+}
+
+/**
+ * One value of a list as the API splits lists, as one CSV record: in double quotes, a quote
+ * inside doubled, when it holds a comma, a quote or a line break, or is empty (which the bare
+ * form would make no value at all).
+ */
+function listItem(value: string | number): string {
+  const text = String(value);
+  return text === '' || /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /**
@@ -166,10 +179,15 @@ async function errorOf(response: Response): Promise<AcdsError> {
   } catch {
     message = text;
   }
-  if (response.status === 429 && message === '') {
-    message = `too many requests; the service asks to wait ${retryAfterSeconds(response.headers.get('retry-after'))} s`;
-  }
+  if (response.status === 429 && message === '') message = rateLimitMessage(response.headers.get('retry-after'));
   return new AcdsError(response.status, message || `${response.status} ${response.statusText}`, requestId);
+}
+
+/** A 429's message when its body has none: the wait its Retry-After asks for, as the service said it. */
+function rateLimitMessage(retryAfter: string | null): string {
+  const header = retryAfter?.trim() ?? '';
+  const asked = header === '' ? 'a moment' : Number.isFinite(Number(header)) ? `${Number(header)} s` : `until ${header}`;
+  return `too many requests; the service asks to wait ${asked}`;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

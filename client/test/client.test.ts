@@ -20,6 +20,8 @@ import { AcdsClient, AcdsError, type CartReceiverEntry, type ConversionEntry, ty
 const SOURCES = ['facebook', 'google', 'tiktok'];
 const CARTS = ['clickbank', 'digistore', 'buygoods'];
 const CONVERSIONS = 260;
+// A value the API's lists can hold only quoted: the fifth of the conversions have it.
+const CAMPAIGN_WITH_COMMA = 'spring, "big" sale';
 
 /** `response` whose body breaks, as a dropped connection does, after `bytes` bytes: part way through a line. */
 function cutAfter(response: Response, bytes: number): Response {
@@ -69,6 +71,7 @@ describe('@acds/client', () => {
         conversionRecord({
           receipt: `C-${index}`,
           utm_source: SOURCES[index % SOURCES.length],
+          utm_campaign: index % 5 === 0 ? CAMPAIGN_WITH_COMMA : 'evergreen',
           cart_integration: CARTS[index % CARTS.length],
           amount: 10 + (index % 90),
           created_at: new Date(Date.UTC(2026, 2, 1) + index * 3_600_000).toISOString().replace('.000', ''),
@@ -102,6 +105,12 @@ describe('@acds/client', () => {
         all.map((entry) => entry.id).sort((a, b) => a - b),
       );
       assert.equal(new Set(all.map((entry) => entry.id)).size, CONVERSIONS, 'none twice');
+    });
+
+    test('a list filter finds a value holding a comma and quotes, sent quoted', async () => {
+      const found = await collect(client.conversions.list({ 'utm_campaign.in': [CAMPAIGN_WITH_COMMA, 'nothing'] }));
+      assert.equal(found.length, CONVERSIONS / 5);
+      assert.ok(found.every((entry) => entry.utm_campaign === CAMPAIGN_WITH_COMMA));
     });
 
     test("page answers one page with the list's envelope", async () => {
@@ -406,6 +415,15 @@ describe('@acds/client against a stand-in server', () => {
     );
   });
 
+  test('a list value holding a comma, a quote or nothing is quoted as in CSV, so that the API reads each value whole', async () => {
+    answer = (response) => replyJson(response, 200, emptyPage);
+    const client = new AcdsClient({ baseUrl, apiKey: 'acds_stand-in' });
+    await client.conversions.page({ 'utm_campaign.in': ['spring, "big" sale', 'plain', ''], 'amount.between': [10, 20] });
+    const { searchParams } = new URL(asked[0]!.url, baseUrl);
+    assert.equal(searchParams.get('utm_campaign.in'), '"spring, ""big"" sale",plain,""');
+    assert.equal(searchParams.get('amount.between'), '10,20');
+  });
+
   test('a 429 whose Retry-After is under a second (0.2) is waited out for a whole second, then the call is sent again and answers', async () => {
     answer = (response) => (asked.length === 1 ? reply(response, 429, '', { 'retry-after': '0.2' }) : replyJson(response, 200, emptyPage));
     const waits: number[] = [];
@@ -427,7 +445,7 @@ describe('@acds/client against a stand-in server', () => {
     const error = await client.conversions.page().catch((caught: unknown) => caught);
     assert.ok(error instanceof AcdsError, String(error));
     assert.equal(error.status, 429);
-    assert.equal(error.message, 'too many requests; the service asks to wait 1 s');
+    assert.equal(error.message, 'too many requests; the service asks to wait 0 s', 'the wait the service asked for, not the one the client counted');
     assert.equal(error.requestId, 'stand-in');
     assert.deepEqual(waits, [1, 1], 'two waits of a second fill the two seconds allowed');
     assert.equal(asked.length, 3, 'the first try and two more');
