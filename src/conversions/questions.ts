@@ -10,12 +10,13 @@ const POLL_MS = 1000;
 const NICENESS = 10;
 
 /**
- * What the columnar index of conversions holds: the filterable columns, the e-mail address (a
- * summary counts distinct buyers), and which columns are indexed for lookup.
+ * What the columnar index of conversions holds: the filterable columns, the e-mail address as a
+ * hash (a summary counts distinct buyers), and which columns are indexed for lookup.
  */
 export const CONVERSION_INDEX_LAYOUT = {
   table: 'conversions',
-  columns: [...[...conversionCatalogue.values()].filter((column) => column.name !== 'id'), { name: 'email', type: 'string' as const }],
+  columns: [...conversionCatalogue.values()].filter((column) => column.name !== 'id'),
+  hashed: ['email'],
   // One buyer's conversions, asked by landing pages and support: found without a scan.
   pointLookups: ['user_id', 'zip_code'],
 };

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
@@ -75,6 +76,9 @@ async function assertAnswers(get: Parameters<typeof everyPage>[0], imported: Con
     assert.equal(total, expected.length, `total of ${query || 'everything'}`);
     assert.deepEqual(receipts, expected, `pages of ${query || 'everything'}`);
   }
+  const { totals } = (await get('/api/v1/conversions/summary')).json();
+  assert.equal(totals.conversions, imported.length);
+  assert.equal(totals.buyers, new Set(imported.map((record) => record.email).filter((email) => email !== null)).size, 'the distinct buyers');
 }
 
 /** An app on `database` with a key of its own for `account`, closed by the caller. */
@@ -142,6 +146,16 @@ describeEachEngine('the columnar index', (engine) => {
     fs.rmSync(file);
     await restarted();
     fs.writeFileSync(file, Buffer.alloc(64 * 1024, 'not a database'));
+    await restarted();
+    // An index of an earlier layout, which kept the e-mail address as text and no hash of it.
+    const earlier = await DuckDBInstance.create(file);
+    const connection = await earlier.connect();
+    await connection.run('CREATE TABLE earlier AS SELECT * EXCLUDE (email_hash), NULL::VARCHAR AS email FROM conversions');
+    await connection.run('DROP TABLE conversions');
+    await connection.run('ALTER TABLE earlier RENAME TO conversions');
+    await connection.run("UPDATE index_meta SET value = 'an earlier layout' WHERE key = 'format'");
+    connection.closeSync();
+    earlier.closeSync();
     await restarted();
     // The index of another database, with more rows than this one: never used for this one.
     const elsewhere = await freshDatabase('sqlite');

@@ -44,12 +44,12 @@ async function rowsScanned(connection: DuckDBConnection, { sql, params }: DuckDb
 }
 
 test('the columnar index answers a page with the top n ids and the count with its first pages in one aggregate, sorting no table, and finds one buyer through its index', async () => {
-  const { table, columns, pointLookups } = CONVERSION_INDEX_LAYOUT;
+  const { table, columns, hashed, pointLookups } = CONVERSION_INDEX_LAYOUT;
   const indexTable = { name: table, pointLookups };
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
   try {
-    for (const statement of layoutStatements(table, columns, pointLookups)) await connection.run(statement);
+    for (const statement of layoutStatements(table, columns, hashed, pointLookups)) await connection.run(statement);
     // Two accounts' rows over half a year, with every value the questions ask for, so that no
     // filter is found empty from the column's bounds alone (DuckDB would then read nothing).
     await connection.run(`INSERT INTO ${table} (id, account_id, created_at, cart_integration, amount, country, utm_source, mobile, user_id, zip_code)

@@ -433,10 +433,15 @@ export async function snapshotFiles(): Promise<Map<string, string>> {
       });
     }
   }
-  const { table, columns, pointLookups } = CONVERSION_INDEX_LAYOUT;
+  const { table, columns, hashed, pointLookups } = CONVERSION_INDEX_LAYOUT;
   add(
     'duckdb/columnar.sql',
-    `-- layoutStatements("${table}", the filterable columns, ${JSON.stringify(pointLookups)})\n${layoutStatements(table, columns, pointLookups)
+    `-- layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(pointLookups)})\n${layoutStatements(
+      table,
+      columns,
+      hashed,
+      pointLookups,
+    )
       .map((statement) => `${formatSql(statement)};`)
       .join('\n')}\n`,
   );

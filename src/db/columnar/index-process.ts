@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
@@ -67,13 +67,13 @@ process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 const send = (message: ColumnarResponse, then?: () => void) => process.send!(message, undefined, {}, then);
 
-const { table, columns } = options;
+const { table, columns, hashed } = options;
 const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
 const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
-  .update(JSON.stringify([1, table, columns, options.pointLookups]))
+  .update(JSON.stringify([1, table, columns, hashed, options.pointLookups]))
   .digest('hex')
   .slice(0, 16);
 // Rows read from the source and appended in one DuckDB transaction: small enough batches keep
@@ -119,11 +119,7 @@ let queued: Promise<void> | undefined;
 let closing = false;
 
 try {
-  source = openRowSource(
-    options.source,
-    table,
-    [...scalarColumns, ...arrayColumns].map((column) => column.name),
-  );
+  source = openRowSource(options.source, table, [...scalarColumns.map((column) => column.name), ...hashed, ...arrayColumns.map((column) => column.name)]);
   ({ instance, writer, reader, lookupReader } = await openIndex());
   watermark = await largestIndexedId();
   await checkSource();
@@ -204,7 +200,7 @@ function isLocked(error: unknown): boolean {
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
-  for (const statement of layoutStatements(table, columns, options.pointLookups)) await connection.run(statement);
+  for (const statement of layoutStatements(table, columns, hashed, options.pointLookups)) await connection.run(statement);
   await connection.run("DELETE FROM index_meta WHERE key IN ('format', 'source')");
   await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
   await connection.run('COMMIT');
@@ -298,10 +294,16 @@ async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
       const accountId = BigInt(row[1] as number);
       main.appendBigInt(id);
       main.appendBigInt(accountId);
-      for (let index = 0; index < appendScalar.length; index++) appendScalar[index]!(main, row[index + 2]);
+      let at = 2;
+      for (const append of appendScalar) append(main, row[at++]);
+      for (let index = 0; index < hashed.length; index++) {
+        const value = row[at++];
+        if (value === null || value === undefined) main.appendNull();
+        else main.appendUBigInt(hash64(String(value)));
+      }
       main.endRow();
       for (let index = 0; index < arrayColumns.length; index++) {
-        const text = row[2 + scalarColumns.length + index] as string | null;
+        const text = row[at++] as string | null;
         for (const value of new Set<string>(text ? JSON.parse(text) : [])) {
           const appender = elements[index]!;
           appender.appendBigInt(id);
@@ -318,6 +320,11 @@ async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
     await writer.run('ROLLBACK').catch(() => {});
     throw error;
   }
+}
+
+/** A value's hash for a hashed column: the first 8 bytes of its SHA-256, the same in every version of DuckDB and Node. */
+function hash64(text: string): bigint {
+  return hash('sha256', text, 'buffer').readBigUInt64BE(0);
 }
 
 function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unknown) => void {

@@ -22,15 +22,14 @@ export interface DuckDbQuery {
 }
 
 /**
- * The derived tables of `table`: one row a source row with its scalar columns, a table of its own
- * for each array column (one row an element), and an ART index for each point lookup column.
+ * The derived tables of `table`: one row a source row with its scalar columns and the hashes of
+ * its hashed ones, a table of its own for each array column (one row an element), and an ART
+ * index for each point lookup column.
  */
-export function layoutStatements(table: string, columns: FilterColumn[], pointLookups: string[]): string[] {
+export function layoutStatements(table: string, columns: FilterColumn[], hashed: string[], pointLookups: string[]): string[] {
   const scalarColumns = columns.filter((column) => !column.storage);
-  const statements = [
-    `DROP TABLE IF EXISTS ${table}`,
-    `CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`).join(', ')})`,
-  ];
+  const definitions = [...scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`), ...hashed.map((name) => `${hashedColumn(name)} UBIGINT`)];
+  const statements = [`DROP TABLE IF EXISTS ${table}`, `CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${definitions.join(', ')})`];
   for (const { storage } of columns.filter((column) => column.storage)) {
     statements.push(`DROP TABLE IF EXISTS ${storage!.table}`);
     statements.push(
@@ -40,6 +39,11 @@ export function layoutStatements(table: string, columns: FilterColumn[], pointLo
   // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
   for (const column of pointLookups) statements.push(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);
   return statements;
+}
+
+/** The index's column of the hashes of a hashed column's values. */
+export function hashedColumn(name: string): string {
+  return `${name}_hash`;
 }
 
 // The account's rows matching the filters: the account is always $1, bound first by every question.
@@ -141,7 +145,7 @@ export const MAX_SUMMARY_GROUPS = 10_000;
 
 /**
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
- * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses.
+ * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses, told apart by hash.
  */
 const MEASURES = [
   'count(*)',
@@ -149,7 +153,7 @@ const MEASURES = [
   'coalesce(round(sum(c.tax_amount), 2), 0)',
   'coalesce(round(sum(c.shipping_amount), 2), 0)',
   'round(avg(c.amount), 2)',
-  'count(DISTINCT c.email)',
+  `count(DISTINCT c.${hashedColumn('email')})`,
 ].join(', ');
 
 /**

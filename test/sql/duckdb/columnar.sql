@@ -1,8 +1,8 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
--- layoutStatements("conversions", the filterable columns, ["user_id","zip_code"])
+-- layoutStatements("conversions", the filterable columns, ["email"], ["user_id","zip_code"])
 DROP TABLE IF EXISTS conversions;
-CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR, email VARCHAR);
+CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR, email_hash UBIGINT);
 DROP TABLE IF EXISTS conversion_tracking_codes;
 CREATE TABLE conversion_tracking_codes (conversion_id BIGINT NOT NULL, account_id BIGINT NOT NULL, code VARCHAR NOT NULL);
 CREATE INDEX conversions_user_id ON conversions (user_id);
@@ -166,7 +166,7 @@ FROM conversions
 WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT;
 
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c GROUP BY ALL)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c GROUP BY ALL)
 SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
@@ -174,11 +174,11 @@ LIMIT 10001;
 
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
-SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
 FROM c;
 
 -- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c GROUP BY ALL)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c GROUP BY ALL)
 SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
@@ -186,11 +186,11 @@ LIMIT 10001;
 
 -- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
-SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
 FROM c;
 
 -- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR), g AS (SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email) FROM c LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id GROUP BY ALL)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR), g AS (SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id GROUP BY ALL)
 SELECT k0, * EXCLUDE (k0)
 FROM g
 ORDER BY k0 NULLS LAST
@@ -198,5 +198,5 @@ LIMIT 10001;
 
 -- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
-SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email)
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
 FROM c;
