@@ -71,6 +71,9 @@ const { table, columns, hashed } = options;
 const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
 const scalarColumns = columns.filter((column) => !column.storage);
 const arrayColumns = columns.filter((column) => column.storage);
+// How each value a source row holds after its id and account is appended: the scalar columns,
+// then the hashed ones; the array columns follow, into tables of their own.
+const appendColumns = [...scalarColumns.map((column) => appenderOf(column)), ...hashed.map(() => appendHash)];
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
   .update(JSON.stringify([1, table, columns, hashed, options.pointLookups]))
@@ -288,19 +291,13 @@ async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
   try {
     const main = await writer.createAppender(table);
     const elements = await Promise.all(arrayColumns.map((column) => writer.createAppender(column.storage!.table)));
-    const appendScalar = scalarColumns.map((column) => appenderOf(column));
     for (const row of rows) {
       const id = BigInt(row[0] as number);
       const accountId = BigInt(row[1] as number);
       main.appendBigInt(id);
       main.appendBigInt(accountId);
       let at = 2;
-      for (const append of appendScalar) append(main, row[at++]);
-      for (let index = 0; index < hashed.length; index++) {
-        const value = row[at++];
-        if (value === null || value === undefined) main.appendNull();
-        else main.appendUBigInt(hash64(String(value)));
-      }
+      for (const append of appendColumns) append(main, row[at++]);
       main.endRow();
       for (let index = 0; index < arrayColumns.length; index++) {
         const text = row[at++] as string | null;
@@ -322,9 +319,10 @@ async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
   }
 }
 
-/** A value's hash for a hashed column: the first 8 bytes of its SHA-256, the same in every version of DuckDB and Node. */
-function hash64(text: string): bigint {
-  return hash('sha256', text, 'buffer').readBigUInt64BE(0);
+/** A hashed column's value as the index keeps it: the first 8 bytes of its SHA-256, the same in every version of DuckDB and Node. */
+function appendHash(appender: DuckDBAppender, value: unknown): void {
+  if (value === null || value === undefined) appender.appendNull();
+  else appender.appendUBigInt(hash('sha256', String(value), 'buffer').readBigUInt64BE(0));
 }
 
 function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unknown) => void {

@@ -17,8 +17,8 @@ export interface ColumnarOptions {
   /**
    * Columns whose distinct values a summary counts and no filter names (buyers' e-mail
    * addresses): kept as a 64-bit hash of each value, `<name>_hash`, which DuckDB counts distinct
-   * in about half the time of the text. Among n distinct values two share a hash with a chance of
-   * about n² / 2^65: one in 30 million for a million buyers.
+   * faster than text. Among n distinct values two share a hash with a chance of about n² / 2^65:
+   * one in 30 million for a million buyers.
    */
   hashed: string[];
   /** Columns with many distinct values that filters name one value of (a buyer): indexed for lookup. */
