@@ -17,6 +17,8 @@ export const CONVERSION_INDEX_LAYOUT = {
   table: 'conversions',
   columns: [...conversionCatalogue.values()].filter((column) => column.name !== 'id'),
   hashed: ['email'],
+  // The row keeps its time as epoch seconds; every other column is read from its entry.
+  sourceLayout: { rowColumns: ['created_at'], document: 'entry_json' },
   // One buyer's conversions, asked by landing pages and support: found without a scan.
   pointLookups: ['user_id', 'zip_code'],
 };

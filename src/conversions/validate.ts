@@ -28,13 +28,12 @@ const ImportRecord = Type.Object({ ...importProperties, [IGNORED_FIELD]: Type.Op
 const checkImportRecord = Compile(ImportRecord);
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
-/**
- * How each imported column is stored, from its type in the entry schema (as the entry is
- * written back from the row): an array as JSON text, a boolean as 0 or 1, anything else as given.
- */
-const STORED_COLUMNS = jsonFieldsOf(ConversionEntry).filter(({ name }) => name in importProperties);
 /** The array columns, which a CSV cell holds as JSON. */
-const ARRAYS: ReadonlySet<string> = new Set(STORED_COLUMNS.filter(({ kind }) => kind === 'json').map(({ name }) => name));
+const ARRAYS: ReadonlySet<string> = new Set(
+  jsonFieldsOf(ConversionEntry)
+    .filter(({ name, kind }) => kind === 'json' && name in importProperties)
+    .map(({ name }) => name),
+);
 /**
  * The longest text value, and tracking code, in bytes of UTF-8: the receipt is in a unique
  * index, and PostgreSQL refuses an index entry over 2,704 bytes (2,048 Chinese characters, 6,144
@@ -76,17 +75,13 @@ function textProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-function toRow(input: Record<string, any>, createdAt: number): NewConversion {
-  const row: Record<string, unknown> = {};
-  for (const { name, kind } of STORED_COLUMNS) {
-    const value = input[name];
-    if (kind === 'json') row[name] = JSON.stringify(value ?? []);
-    else if (kind === 'boolean') row[name] = value === undefined || value === null ? null : Number(value);
-    else row[name] = value ?? null;
-  }
-  row.created_at = createdAt;
-  row.entry_json = entryJsonOf(row as unknown as NewConversion);
-  return row as unknown as NewConversion;
+function toRow(input: Record<string, unknown>, createdAt: number): NewConversion {
+  return {
+    created_at: createdAt,
+    cart_integration: input.cart_integration as string,
+    receipt: input.receipt as string,
+    entry_json: entryJsonOf(input, createdAt),
+  };
 }
 
 const EXAMPLE_PRODUCT = '{"sku":"SKU-1","price":19.99,"qty":1}';

@@ -40,6 +40,12 @@ export interface Database {
   /** Moves the conversions tables into the conversions file (SQLite); does nothing on PostgreSQL. */
   separateConversions(executor: Kysely<any>): Promise<void>;
   /**
+   * Drops columns of the conversions table, keeping its rows, ids, indexes and id counter:
+   * PostgreSQL in place; SQLite, whose ALTER TABLE would rewrite the table once per column, by
+   * copying it once without them, in one transaction, and then giving back the space.
+   */
+  dropConversionColumns(executor: Kysely<any>, columns: readonly string[]): Promise<void>;
+  /**
    * Gathers the statistics the planner chooses plans by, for every table: SQLite never gathers
    * them by itself, and plans asset filters and lookups blind without them. Run at start and
    * hourly (conversions are filtered in the columnar index, which needs none).

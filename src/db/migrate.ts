@@ -8,6 +8,7 @@ import { datedIndexesMigration } from './migrations/0005-dated-indexes.js';
 import { conversionsFileMigration } from './migrations/0006-conversions-file.js';
 import { columnarIndexMigration } from './migrations/0007-columnar-index.js';
 import { cartNotificationsMigration } from './migrations/0008-cart-notifications.js';
+import { narrowConversionsMigration } from './migrations/0009-narrow-conversions.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -20,6 +21,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0006-conversions-file': conversionsFileMigration(database),
     '0007-columnar-index': columnarIndexMigration(database),
     '0008-cart-notifications': cartNotificationsMigration(database),
+    '0009-narrow-conversions': narrowConversionsMigration(database),
   };
 }
 

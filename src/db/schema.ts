@@ -50,52 +50,20 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
+/**
+ * A conversion as the system of record keeps it: what identifies and dates it, and its entry.
+ * Every other field lives in the entry alone; the columnar index (src/db/columnar) reads the
+ * filterable ones from it.
+ */
 export interface ConversionsTable {
   id: Generated<number>;
   account_id: number;
+  /** Epoch seconds. */
   created_at: number;
   cart_integration: string;
   receipt: string;
-  original_receipt: string | null;
-  amount: number | null;
-  tax_amount: number | null;
-  shipping_amount: number | null;
-  /** JSON array of {sku, price, qty}. */
-  products: string;
-  email: string | null;
-  user_id: string | null;
-  page_id: number | null;
-  page_version: string | null;
-  upsell_flow_id: string | null;
-  upsell_session: string | null;
-  upsell_path: string | null;
-  upsell_group: string | null;
-  upsell_step: number | null;
-  country: string | null;
-  mobile: number | null;
-  affiliate: string | null;
-  vendor: string | null;
-  role: string | null;
-  /** JSON array of strings, as returned; the columnar index keeps them one per row for filters. */
-  tracking_codes: string;
-  referrer: string | null;
-  referrer_name: string | null;
-  referrer_medium: string | null;
-  joint_venture_order: string | null;
-  currency: string | null;
-  hostname: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_content: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  zip_code: string | null;
-  payment_method: string | null;
-  /** JSON array of numbers. */
-  affiliate_payouts: string;
-  /** The entry as the API writes it, without its id (see entry-json.ts); null only before migration 0003 filled it. */
-  entry_json: string | null;
+  /** The entry as the API writes it, without its id (see entry-json.ts). */
+  entry_json: string;
 }
 
 export interface AssetsTable {

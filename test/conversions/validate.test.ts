@@ -124,3 +124,19 @@ for (const { from, id } of ID_CASES) {
     assert.equal(withoutId.ignoredId, false);
   });
 }
+
+test('text holding half a character (a lone surrogate) is kept with U+FFFD in its place, in the entry as in the row', () => {
+  const checked = validateConversion(
+    conversionRecord({ first_name: 'Ana\ud800', tracking_codes: ['tc-\udc00'], products: [{ sku: 'S\ud83d', price: 1, qty: 1 }] }),
+  );
+  assert.ok('row' in checked);
+  assert.ok(!checked.row.entry_json.includes('\\ud'), checked.row.entry_json);
+  const entry = JSON.parse(checked.row.entry_json);
+  assert.equal(entry.first_name, 'Ana\uFFFD');
+  assert.deepEqual(entry.tracking_codes, ['tc-\uFFFD']);
+  assert.equal(entry.products[0].sku, 'S\uFFFD');
+  // A whole character outside the BMP (two halves together) is kept as it is.
+  const whole = validateConversion(conversionRecord({ first_name: 'Ümit 😀' }));
+  assert.ok('row' in whole);
+  assert.equal(JSON.parse(whole.row.entry_json).first_name, 'Ümit 😀');
+});

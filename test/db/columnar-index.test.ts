@@ -9,10 +9,9 @@ import type { Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { AccountService } from '../../src/accounts/service.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { validateConversion } from '../../src/conversions/validate.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
-import { insertConversions } from '../helpers/fixtures.js';
+import { insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
 import { SERVICE_KEY, childProcessesOf, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
 
 type Conversion = Record<string, any>;
@@ -291,11 +290,9 @@ describeEachEngine('upgrading to the columnar index', (engine) => {
       const imported = records(250, 6);
       const ids: number[] = [];
       for (const record of imported) {
-        const checked = validateConversion(record);
-        assert.ok('row' in checked);
         const { id } = await db
           .insertInto('conversions')
-          .values({ ...checked.row, account_id: accountId })
+          .values({ ...rowBeforeNarrowing(record), account_id: accountId })
           .returning('id')
           .executeTakeFirstOrThrow();
         for (const code of new Set<string>(record.tracking_codes))
@@ -315,6 +312,58 @@ describeEachEngine('upgrading to the columnar index', (engine) => {
       } finally {
         await app.close();
       }
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describeEachEngine('upgrading to conversions kept in their entries (migration 0009)', (engine) => {
+  test('every conversion keeps its id and entry, half characters are made whole, ids never come back, and answers are exact', async () => {
+    const database = await freshDatabase(engine, { upTo: '0008-cart-notifications' });
+    const db = database.db as Kysely<any>;
+    try {
+      const { id: accountId } = await new AccountService(database.db).findOrCreateAccount('old');
+      const imported = records(120, 7);
+      // An entry written before the import made text whole: JSON.stringify escapes half a character.
+      imported[5]!.first_name = 'Ana\ud800';
+      const rows = imported.map(rowBeforeNarrowing);
+      rows[5]!.entry_json = (rows[5]!.entry_json as string).replace('"first_name":"Ana\uFFFD"', '"first_name":"Ana\\ud800"');
+      assert.match(rows[5]!.entry_json as string, /"Ana\\ud800"/);
+      const ids: number[] = [];
+      for (const row of [...rows, rowBeforeNarrowing(records(1, 8)[0]!)]) {
+        const { id } = await db
+          .insertInto('conversions')
+          .values({ ...row, account_id: accountId })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        ids.push(id);
+      }
+      const entriesBefore = await db.selectFrom('conversions').select(['id', 'entry_json']).orderBy('id').execute();
+      // The newest row gone: its id must still never come back.
+      await db.deleteFrom('conversions').where('id', '=', ids.at(-1)!).execute();
+
+      await migrateToLatest(database);
+      const entriesAfter = await db.selectFrom('conversions').selectAll().orderBy('id').execute();
+      assert.deepEqual(Object.keys(entriesAfter[0]!).sort(), ['account_id', 'cart_integration', 'created_at', 'entry_json', 'id', 'receipt']);
+      assert.deepEqual(
+        entriesAfter.map((row) => [row.id, row.entry_json]),
+        entriesBefore.slice(0, -1).map((row, index) => [row.id, index === 5 ? row.entry_json.replace('Ana\\ud800', 'Ana\uFFFD') : row.entry_json]),
+      );
+      imported[5]!.first_name = 'Ana\uFFFD';
+      const { app, get } = await appOn(database, 'old');
+      try {
+        await assertAnswers(get, imported);
+        assert.equal((await get('/api/v1/conversions?first_name=Ana%EF%BF%BD')).json().totalEntries, 1);
+      } finally {
+        await app.close();
+      }
+      await insertConversions(database, accountId, records(1, 9));
+      const newest = await db
+        .selectFrom('conversions')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(newest.id) > ids.at(-1)!, `the new conversion's id ${newest.id} is past every id handed out before (${ids.at(-1)})`);
     } finally {
       await database.close();
     }

@@ -1,6 +1,7 @@
 // Test data: valid conversion records, importing them into an account, and text that sits exactly at a byte limit.
 import { randomBytes } from 'node:crypto';
 import { importConversions, type LineProblem, type SourceRecord } from '../../src/conversions/import.js';
+import { validateConversion } from '../../src/conversions/validate.js';
 import type { Database } from '../../src/db/database.js';
 
 /**
@@ -57,6 +58,22 @@ export async function insertConversions(database: Database, accountId: number, v
   await importConversions(database, accountId, records, options).catch((error) => {
     throw new Error(`${error.message}\n${problems.join('\n')}`);
   });
+}
+
+/**
+ * A record as the row store kept it before migration 0009: every field a column of its own
+ * (arrays as JSON text, booleans as 0 or 1) beside the entry, for tests that start a database
+ * at an earlier migration. Without `entry_json` before migration 0003.
+ */
+export function rowBeforeNarrowing(record: Record<string, unknown>): Record<string, unknown> {
+  const checked = validateConversion(record);
+  if (!('row' in checked)) throw new Error(checked.problems.join('; '));
+  const row: Record<string, unknown> = { ...checked.row };
+  for (const [name, value] of Object.entries(JSON.parse(checked.row.entry_json) as Record<string, unknown>)) {
+    if (name in row) continue;
+    row[name] = Array.isArray(value) ? JSON.stringify(value) : typeof value === 'boolean' ? Number(value) : value;
+  }
+  return row;
 }
 
 /**

@@ -35,6 +35,8 @@ import {
   createdAtRangeQuery,
   countQuery,
   idsAfterQuery,
+  incomingTableStatement,
+  indexingStatements,
   layoutStatements,
   pageQuery,
   summaryQueries,
@@ -433,17 +435,17 @@ export async function snapshotFiles(): Promise<Map<string, string>> {
       });
     }
   }
-  const { table, columns, hashed, pointLookups } = CONVERSION_INDEX_LAYOUT;
-  add(
-    'duckdb/columnar.sql',
-    `-- layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(pointLookups)})\n${layoutStatements(
-      table,
-      columns,
-      hashed,
-      pointLookups,
-    )
-      .map((statement) => `${formatSql(statement)};`)
-      .join('\n')}\n`,
+  const { table, columns, hashed, pointLookups, sourceLayout } = CONVERSION_INDEX_LAYOUT;
+  const statements = (call: string, list: string[]) =>
+    add('duckdb/columnar.sql', `-- ${call}\n${list.map((statement) => `${formatSql(statement)};`).join('\n')}\n`);
+  statements(
+    `layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(pointLookups)})`,
+    layoutStatements(table, columns, hashed, pointLookups),
+  );
+  statements(`incomingTableStatement(the filterable columns, ${JSON.stringify(sourceLayout)})`, [incomingTableStatement(columns, sourceLayout)]);
+  statements(
+    `indexingStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(sourceLayout)})`,
+    indexingStatements(table, columns, hashed, sourceLayout),
   );
   for (const { call, query } of columnarExamples()) add('duckdb/columnar.sql', `-- ${call}\n${formatSql(query.sql)};\n`);
   return files;

@@ -1,4 +1,4 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
@@ -12,6 +12,9 @@ import {
   countQuery,
   createdAtRangeQuery,
   idsAfterQuery,
+  INCOMING_TABLE,
+  incomingTableStatement,
+  indexingStatements,
   layoutStatements,
   pageQuery,
   pointLookupOf,
@@ -67,13 +70,11 @@ process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 const send = (message: ColumnarResponse, then?: () => void) => process.send!(message, undefined, {}, then);
 
-const { table, columns, hashed } = options;
+const { table, columns, hashed, sourceLayout } = options;
 const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
-const scalarColumns = columns.filter((column) => !column.storage);
-const arrayColumns = columns.filter((column) => column.storage);
-// How each value a source row holds after its id and account is appended: the scalar columns,
-// then the hashed ones; the array columns follow, into tables of their own.
-const appendColumns = [...scalarColumns.map((column) => appenderOf(column)), ...hashed.map(() => appendHash)];
+// How each column the source row holds as stored is appended, after its id and account; its document follows.
+const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
+const indexing = indexingStatements(table, columns, hashed, sourceLayout);
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
   .update(JSON.stringify([1, table, columns, hashed, options.pointLookups]))
@@ -84,6 +85,8 @@ const FORMAT = createHash('sha256')
 const BATCH_ROWS = 5_000;
 // A catch-up of at least this many rows says so in the log, and how far it is every so often.
 const LOG_FROM_ROWS = 50_000;
+// The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
+const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
 const LOCK_WAIT_MS = 10_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
@@ -117,12 +120,14 @@ const OFFSETS_ROUNDED_TO = 30 * 86_400;
 let watermark = 0;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
+/** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
+let uncheckpointedRows = 0;
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 let closing = false;
 
 try {
-  source = openRowSource(options.source, table, [...scalarColumns.map((column) => column.name), ...hashed, ...arrayColumns.map((column) => column.name)]);
+  source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
   ({ instance, writer, reader, lookupReader } = await openIndex());
   watermark = await largestIndexedId();
   await checkSource();
@@ -159,7 +164,15 @@ function answer(request: ColumnarRequest): void {
 async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection; lookupReader: DuckDBConnection }> {
   // DuckDB's allocator keeps what a large catch-up or summary freed unless a thread of its own
   // hands it back to the system: without it the process stays at its high-water mark.
-  const settings = { memory_limit: options.memoryLimit, threads: String(options.threads), allocator_background_threads: 'true' };
+  // DuckDB checkpoints by itself once its log reaches checkpoint_threshold, rewriting the last row
+  // groups each time: at its default (16 MB) a long catch-up spent a third of its time doing so.
+  // The index checkpoints after CHECKPOINT_ROWS rows instead (appendNewRows).
+  const settings = {
+    memory_limit: options.memoryLimit,
+    threads: String(options.threads),
+    allocator_background_threads: 'true',
+    checkpoint_threshold: '256MB',
+  };
   let instance: DuckDBInstance;
   try {
     instance = await createWhenUnlocked(settings);
@@ -178,6 +191,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     if (format !== undefined) log('columnar index: made for another layout; building it again');
     await createTables(writer);
   }
+  await writer.run(incomingTableStatement(columns, sourceLayout));
   return { instance, writer, reader: await instance.connect(), lookupReader: await instance.connect() };
 }
 
@@ -267,62 +281,49 @@ async function appendNewRows(): Promise<void> {
       loggedAt = appended;
     }
   }
-  if (appended >= LOG_FROM_ROWS) {
-    log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
-    await checkpoint();
-  }
+  if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  uncheckpointedRows += appended;
+  if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
 }
 
 /**
  * Writes what the index holds only in memory and its write-ahead log (the rows appended last,
  * their ART index entries) to its file, so that their memory can go. It fails while a question
- * runs; DuckDB then checkpoints by itself once its log is large enough.
+ * runs, and is tried again after the next catch-up, a second later at most.
  */
 async function checkpoint(): Promise<void> {
   try {
     await writer.run('CHECKPOINT');
+    uncheckpointedRows = 0;
   } catch (error) {
-    log(`columnar index: not checkpointed after catching up (${(error as Error).message}); DuckDB will checkpoint later`);
+    log(`columnar index: not checkpointed (${(error as Error).message}); trying again after the next catch-up`);
   }
 }
 
+/**
+ * Appends the rows as they come to a temporary table, then indexes them there with
+ * DuckDB's own statements (indexingStatements), which parse each row's document: one JavaScript
+ * call per value read, not per column indexed.
+ */
 async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
   await writer.run('BEGIN TRANSACTION');
   try {
-    const main = await writer.createAppender(table);
-    const elements = await Promise.all(arrayColumns.map((column) => writer.createAppender(column.storage!.table)));
+    const incoming = await writer.createAppender(INCOMING_TABLE, 'main', 'temp');
     for (const row of rows) {
-      const id = BigInt(row[0] as number);
-      const accountId = BigInt(row[1] as number);
-      main.appendBigInt(id);
-      main.appendBigInt(accountId);
+      incoming.appendBigInt(BigInt(row[0] as number));
+      incoming.appendBigInt(BigInt(row[1] as number));
       let at = 2;
-      for (const append of appendColumns) append(main, row[at++]);
-      main.endRow();
-      for (let index = 0; index < arrayColumns.length; index++) {
-        const text = row[at++] as string | null;
-        for (const value of new Set<string>(text ? JSON.parse(text) : [])) {
-          const appender = elements[index]!;
-          appender.appendBigInt(id);
-          appender.appendBigInt(accountId);
-          appender.appendVarchar(value);
-          appender.endRow();
-        }
-      }
+      for (const append of appendRowColumns) append(incoming, row[at++]);
+      incoming.appendVarchar(row[at] as string);
+      incoming.endRow();
     }
-    main.closeSync();
-    for (const appender of elements) appender.closeSync();
+    incoming.closeSync();
+    for (const statement of indexing) await writer.run(statement);
     await writer.run('COMMIT');
   } catch (error) {
     await writer.run('ROLLBACK').catch(() => {});
     throw error;
   }
-}
-
-/** A hashed column's value as the index keeps it: the first 8 bytes of its SHA-256, the same in every version of DuckDB and Node. */
-function appendHash(appender: DuckDBAppender, value: unknown): void {
-  if (value === null || value === undefined) appender.appendNull();
-  else appender.appendUBigInt(hash('sha256', String(value), 'buffer').readBigUInt64BE(0));
 }
 
 function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unknown) => void {

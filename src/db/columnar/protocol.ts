@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import type { Filter } from '../../filters/parse.js';
 import type { ConversionSourceAddress } from '../database.js';
+import type { SourceLayout } from './queries.js';
 
 /** What the columnar index's process is started with (index-process.ts), its first message. */
 export interface ColumnarOptions {
@@ -10,6 +11,8 @@ export interface ColumnarOptions {
   /** The file is this service's alone (PostgreSQL's, or a second index over a file in use): removed when the index ends. */
   temporary: boolean;
   source: ConversionSourceAddress;
+  /** Which of the source row's columns the index reads, and the JSON document it reads the others from. */
+  sourceLayout: SourceLayout;
   /** The table in the source, and the index's own name for it. */
   table: string;
   /** Its filterable columns, as the filter catalogue has them (an array column has a table of its own). */

@@ -46,6 +46,71 @@ export function hashedColumn(name: string): string {
   return `${name}_hash`;
 }
 
+/** What the index reads from each source row: its id and account, some columns as stored, and a JSON document holding the rest. */
+export interface SourceLayout {
+  /** Columns the row holds as they are (created_at as epoch seconds), read from it rather than from the document. */
+  rowColumns: string[];
+  /** The column of the row's JSON document (the entry), from which every other column is read. */
+  document: string;
+}
+
+/** The temporary table each batch of source rows is appended to before indexingStatements index it, in one transaction. */
+export const INCOMING_TABLE = 'incoming';
+
+// The type json_transform reads each kind of column from the document as.
+const JSON_TYPE: Record<Exclude<FilterColumn['type'], 'timestamp'>, unknown> = {
+  integer: 'BIGINT',
+  boolean: 'BOOLEAN',
+  number: 'DOUBLE',
+  string: 'VARCHAR',
+  stringArray: ['VARCHAR'],
+};
+
+/** The temporary table a batch of source rows is appended to: id, account_id, the row columns, the document. */
+export function incomingTableStatement(columns: FilterColumn[], source: SourceLayout): string {
+  const rowColumns = source.rowColumns.map((name) => `${name} ${duckDbType(columnNamed(columns, name).type)}`);
+  return `CREATE OR REPLACE TEMP TABLE ${INCOMING_TABLE} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${[...rowColumns, 'document VARCHAR NOT NULL'].join(', ')})`;
+}
+
+/**
+ * The statements that move the rows appended to INCOMING_TABLE into the index and empty it: each
+ * document parsed once by DuckDB's JSON reader into the columns it holds, e-mail addresses
+ * hashed (the first 8 bytes of their SHA-256, the same in every version), and each array's
+ * distinct elements into its own table.
+ */
+export function indexingStatements(table: string, columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
+  const fromDocument = columns.filter((column) => !source.rowColumns.includes(column.name));
+  const structure: Record<string, unknown> = {};
+  for (const column of fromDocument) {
+    if (column.type === 'timestamp') throw new Error(`${column.name}: a timestamp is read from the source row, not from its document`);
+    structure[column.name] = JSON_TYPE[column.type];
+  }
+  for (const name of hashed) structure[name] = 'VARCHAR';
+  const parsed = `SELECT id, account_id, ${source.rowColumns.map((name) => `${name}, `).join('')}json_transform(document, '${JSON.stringify(structure).replaceAll("'", "''")}') AS d FROM ${INCOMING_TABLE}`;
+  const scalarColumns = columns.filter((column) => !column.storage);
+  const values = scalarColumns.map((column) =>
+    source.rowColumns.includes(column.name) ? column.name : column.type === 'boolean' ? `d.${column.name}::TINYINT` : `d.${column.name}`,
+  );
+  const names = [...scalarColumns.map((column) => column.name), ...hashed.map(hashedColumn)];
+  const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
+  const statements = [
+    `CREATE OR REPLACE TEMP TABLE parsed AS ${parsed}`,
+    `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...hashes].join(', ')} FROM parsed`,
+  ];
+  for (const { name, storage } of columns.filter((column) => column.storage)) {
+    const { table: elements, parentColumn, valueColumn } = storage!;
+    statements.push(`INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT DISTINCT id, account_id, unnest(d.${name}) FROM parsed`);
+  }
+  statements.push(`DELETE FROM ${INCOMING_TABLE}`, 'DROP TABLE parsed');
+  return statements;
+}
+
+function columnNamed(columns: FilterColumn[], name: string): FilterColumn {
+  const column = columns.find((candidate) => candidate.name === name);
+  if (!column) throw new Error(`the index has no column ${name}`);
+  return column;
+}
+
 // The account's rows matching the filters: the account is always $1, bound first by every question.
 function matching(filters: Filter[], params: BoundParams): string {
   return `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;

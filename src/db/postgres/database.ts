@@ -46,6 +46,11 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
     isStatementTimeout: (error) => (error as { code?: string })?.code === QUERY_CANCELED,
     conversionsSchema: undefined,
     separateConversions: async () => {},
+    dropConversionColumns: async (executor, columns) => {
+      let alter = executor.schema.alterTable('conversions').dropColumn(columns[0]!);
+      for (const column of columns.slice(1)) alter = alter.dropColumn(column);
+      await alter.execute();
+    },
     refreshStatistics: async (executor = db) => {
       await sql`analyze`.execute(executor);
     },

@@ -55,6 +55,7 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       await sql`analyze`.execute(executor);
     },
     separateConversions: (executor) => moveToConversionsFile(executor, ['conversions', 'conversion_tracking_codes']),
+    dropConversionColumns: (executor, columns) => dropColumns(executor, CONVERSIONS_SCHEMA, 'conversions', columns),
     jsonObject: (table, fields) => {
       const value = (field: JsonField) => {
         const column = sql.ref(`${table}.${field.name}`);
@@ -127,4 +128,61 @@ async function moveToConversionsFile(db: Kysely<any>, tables: string[]): Promise
     }
     for (const table of [...definitions.keys()].reverse()) await sql`drop table main.${sql.id(table)}`.execute(trx);
   });
+}
+
+/**
+ * Drops columns of a table by copying it once without them (SQLite's ALTER TABLE DROP COLUMN
+ * rewrites the whole table for each column), in one transaction: its rows with their ids, its
+ * other constraints, its indexes and its auto-increment counter stay. The space the old copy
+ * took is given back to the file system afterwards.
+ */
+async function dropColumns(db: Kysely<any>, schema: string, table: string, columns: readonly string[]): Promise<void> {
+  const copy = `${table}_narrowed`;
+  await db.transaction().execute(async (trx) => {
+    const master = sql.raw(`${schema}.sqlite_master`);
+    const { rows } = await sql<{ sql: string }>`select sql from ${master} where type = 'table' and name = ${table}`.execute(trx);
+    const definition = rows[0]!.sql;
+    const body = definition.slice(definition.indexOf('(') + 1, definition.lastIndexOf(')'));
+    // The parts of the definition (columns, constraints) that name none of the columns, quoted as Kysely writes every name.
+    const kept = topLevelParts(body).filter((part) => !columns.some((column) => part.includes(`"${column}"`)));
+    const keptColumns = (await sql<{ name: string }>`select name from pragma_table_info(${table}, ${schema})`.execute(trx)).rows
+      .map(({ name }) => name)
+      .filter((name) => !columns.includes(name));
+    const indexes = await sql<{ sql: string }>`select sql from ${master} where type = 'index' and tbl_name = ${table} and sql is not null`.execute(trx);
+    const sequence = await sql<{ seq: number }>`select seq from ${sql.raw(`${schema}.sqlite_sequence`)} where name = ${table}`.execute(trx);
+
+    const list = keptColumns.map((name) => `"${name}"`).join(', ');
+    await sql.raw(`CREATE TABLE ${schema}."${copy}" (${kept.join(', ')})`).execute(trx);
+    await sql.raw(`INSERT INTO ${schema}."${copy}" (${list}) SELECT ${list} FROM ${schema}."${table}" ORDER BY rowid`).execute(trx);
+    await sql.raw(`DROP TABLE ${schema}."${table}"`).execute(trx);
+    await sql.raw(`ALTER TABLE ${schema}."${copy}" RENAME TO "${table}"`).execute(trx);
+    for (const index of indexes.rows) await sql.raw(inSchema(index.sql, schema)).execute(trx);
+    // Ids are never reused: the counter stays where it was, not at the largest id copied.
+    if (sequence.rows[0]) {
+      await sql`update ${sql.raw(`${schema}.sqlite_sequence`)} set seq = ${sequence.rows[0].seq} where name = ${table}`.execute(trx);
+    }
+  });
+  await sql.raw(`VACUUM ${schema}`).execute(db);
+}
+
+/** The comma-separated parts of a CREATE TABLE's list, commas inside parentheses and quotes left alone. */
+function topLevelParts(list: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = 0;
+  for (let index = 0; index < list.length; index++) {
+    const character = list[index]!;
+    if (quote) {
+      if (character === quote) quote = undefined;
+    } else if (character === '"' || character === "'") quote = character;
+    else if (character === '(') depth++;
+    else if (character === ')') depth--;
+    else if (character === ',' && depth === 0) {
+      parts.push(list.slice(start, index).trim());
+      start = index + 1;
+    }
+  }
+  parts.push(list.slice(start).trim());
+  return parts;
 }

@@ -17,22 +17,22 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + ?;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json")
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "entry_json")
+values (?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
 
 -- ConversionRepository.insertEach(two conversions of account 1), new receipts
-insert into "conversions" ("created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json", "account_id")
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "entry_json", "account_id")
+values (?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
 -- ConversionRepository.insertEach(two conversions of account 1), the second receipt there already [1 of 2]
-insert into "conversions" ("created_at", "cart_integration", "receipt", "original_receipt", "amount", "tax_amount", "shipping_amount", "products", "email", "user_id", "page_id", "page_version", "upsell_flow_id", "upsell_session", "upsell_path", "upsell_group", "upsell_step", "country", "mobile", "affiliate", "vendor", "role", "tracking_codes", "referrer", "referrer_name", "referrer_medium", "joint_venture_order", "currency", "hostname", "utm_source", "utm_medium", "utm_campaign", "utm_content", "first_name", "last_name", "zip_code", "payment_method", "affiliate_payouts", "entry_json", "account_id")
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "entry_json", "account_id")
+values (?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
