@@ -9,6 +9,10 @@ import { SqliteWorkerDriver, StatementTimeoutError } from './driver.js';
 // Page cache of each SQLite connection (the default is 2 MiB): a page of conversions read by id touches some hundred pages.
 const SQLITE_CACHE_KIB = 8 * 1024;
 
+// The command line's one connection: an import's transaction of a million rows keeps more of the
+// unique index of conversions at hand (docs/performance.md).
+const COMMAND_LINE_CACHE_KIB = 64 * 1024;
+
 // Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
 const SQLITE_READERS = 2;
 
@@ -22,7 +26,7 @@ export const sqliteTextAsBytes: Database['textAsBytes'] = (text) => sql<Uint8Arr
 export function openSqlite(dataDir: string, statementTimeoutMs: number | undefined, commandLine = false): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const driver = commandLine
-    ? new SqliteDriver({ database: inThread(openConnection({ dataDir, readonly: false, cacheKiB: SQLITE_CACHE_KIB })) })
+    ? new SqliteDriver({ database: inThread(openConnection({ dataDir, readonly: false, cacheKiB: COMMAND_LINE_CACHE_KIB })) })
     : new SqliteWorkerDriver({ dataDir, statementTimeoutMs, cacheKiB: SQLITE_CACHE_KIB, readers: SQLITE_READERS });
   const db = new Kysely<DatabaseSchema>({
     dialect: {
