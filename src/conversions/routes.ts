@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { TIME_BUCKETS } from '../db/columnar/queries.js';
+import { TIME_BUCKETS } from '../db/columnar/protocol.js';
 import { documentationOnly, ErrorMessage, filterQueryDocs, ListEnvelope, sendListPage, listQueryDocs, NotModified } from '../http/list-schema.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
 import type { ConversionService } from './service.js';

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { SummaryRows } from '../db/columnar/columnar-index.js';
-import { MAX_SUMMARY_GROUPS, TIME_BUCKETS } from '../db/columnar/queries.js';
+import { MAX_SUMMARY_GROUPS, TIME_BUCKETS } from '../db/columnar/protocol.js';
 import { badRequest } from '../errors.js';
 import type { ColumnType, FilterColumn } from '../filters/catalogue.js';
 import { type Filter, parseFilters, type RawQuery, single } from '../filters/parse.js';

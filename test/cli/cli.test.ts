@@ -327,7 +327,10 @@ describe('migrate', () => {
     const store = await blankStore('sqlite');
     try {
       const first = succeeded(await cli(store, ['migrate'])).stdout.trim();
-      assert.match(first, /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions$/);
+      assert.match(
+        first,
+        /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions$/,
+      );
       assert.equal(succeeded(await cli(store, ['migrate'])).stdout.trim(), 'the schema is up to date');
     } finally {
       await store.close();

@@ -19,11 +19,9 @@ import {
   pageQuery,
   pointLookupOf,
   summaryQueries,
-  TIME_BUCKETS,
   type DuckDbQuery,
   type GroupKey,
   type IndexTable,
-  type TimeBucket,
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
 import {
@@ -34,6 +32,8 @@ import {
   type PageOfIds,
   removeIndexFiles,
   type SummaryRows,
+  TIME_BUCKETS,
+  type TimeBucket,
 } from './protocol.js';
 import { LRUCache } from 'lru-cache';
 

@@ -2,7 +2,21 @@ import fs from 'node:fs';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import type { Filter } from '../../filters/parse.js';
 import type { ConversionSourceAddress } from '../database.js';
-import type { SourceLayout } from './queries.js';
+
+/** What the index reads from each source row: its id and account, some columns as stored, and a JSON document holding the rest. */
+export interface SourceLayout {
+  /** Columns the row holds as they are (created_at as epoch seconds), read from it rather than from the document. */
+  rowColumns: string[];
+  /** The column of the row's JSON document (the entry), from which every other column is read. */
+  document: string;
+}
+
+/** A time bucket of `created_at`, in the asker's time zone. */
+export type TimeBucket = 'hour' | 'day' | 'week' | 'month';
+export const TIME_BUCKETS: readonly TimeBucket[] = ['hour', 'day', 'week', 'month'];
+
+/** The most groups a summary answers; one more is asked for, to know that there are more. */
+export const MAX_SUMMARY_GROUPS = 10_000;
 
 /** What the columnar index's process is started with (index-process.ts), its first message. */
 export interface ColumnarOptions {

@@ -2,6 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
+import { MAX_SUMMARY_GROUPS, type SourceLayout, type TimeBucket } from './protocol.js';
 import type { OffsetSpan } from './time-zones.js';
 
 /**
@@ -44,14 +45,6 @@ export function layoutStatements(table: string, columns: FilterColumn[], hashed:
 /** The index's column of the hashes of a hashed column's values. */
 export function hashedColumn(name: string): string {
   return `${name}_hash`;
-}
-
-/** What the index reads from each source row: its id and account, some columns as stored, and a JSON document holding the rest. */
-export interface SourceLayout {
-  /** Columns the row holds as they are (created_at as epoch seconds), read from it rather than from the document. */
-  rowColumns: string[];
-  /** The column of the row's JSON document (the entry), from which every other column is read. */
-  document: string;
 }
 
 /** The temporary table each batch of source rows is appended to before indexingStatements index it, in one transaction. */
@@ -195,18 +188,11 @@ export function createdAtRangeQuery(table: IndexTable, accountId: number, above:
   };
 }
 
-/** A time bucket of `created_at`, in the asker's time zone. */
-export type TimeBucket = 'hour' | 'day' | 'week' | 'month';
-export const TIME_BUCKETS: readonly TimeBucket[] = ['hour', 'day', 'week', 'month'];
-
 /** What a summary groups by: a time bucket, or a column of the index (an array column groups by each element). */
 export type GroupKey = { bucket: TimeBucket } | { column: FilterColumn };
 
 // How a bucket's start is written: the local date, or date and hour.
 const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day: '%Y-%m-%d', week: '%Y-%m-%d', month: '%Y-%m-%d' };
-
-/** The most groups a summary answers; one more is asked for, to know that there are more. */
-export const MAX_SUMMARY_GROUPS = 10_000;
 
 /**
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
