@@ -1,17 +1,21 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { ColumnarIndex } from '../db/columnar/columnar-index.js';
+import { ColumnarIndex, type PageOfIds } from '../db/columnar/columnar-index.js';
 import type { Database } from '../db/database.js';
+import type { Filter } from '../filters/parse.js';
+import { type BuyerLookup, ConversionRepository } from './repository.js';
 import { conversionCatalogue } from './schema.js';
 
 // A catch-up is also made before any question after a write; this one finds an import done elsewhere.
 const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
+// The row store's columns that one buyer's conversions are looked up by, each indexed with the account.
+const BUYER_LOOKUPS: readonly BuyerLookup[] = ['user_id', 'zip_code'];
 
 /**
- * What the columnar index of conversions holds: the filterable columns, the e-mail address as a
- * hash (a summary counts distinct buyers), and which columns are indexed for lookup.
+ * What the columnar index of conversions holds: the filterable columns (all but `created_at`
+ * read from each row's entry), and the e-mail address as a hash (a summary counts distinct buyers).
  */
 export const CONVERSION_INDEX_LAYOUT = {
   table: 'conversions',
@@ -19,17 +23,49 @@ export const CONVERSION_INDEX_LAYOUT = {
   hashed: ['email'],
   // The row keeps its time as epoch seconds; every other column is read from its entry.
   sourceLayout: { rowColumns: ['created_at'], document: 'entry_json' },
-  // One buyer's conversions, asked by landing pages and support: found without a scan.
-  pointLookups: ['user_id', 'zip_code'],
 };
 
 /**
- * The columnar index that answers questions about conversions (counts and the ids of a page):
- * on the embedded default a DuckDB file beside the SQLite files, kept across restarts; with
- * PostgreSQL one of this instance's own, built at start, so that instances stay disposable.
+ * What answers questions about conversions: the columnar index, but for one buyer's page (one
+ * filter, naming one `user_id` or `zip_code`), which landing pages and support ask all day: the
+ * row store finds those few rows through its own index, exact at once, without crossing to the
+ * index's process.
  */
-export function openConversionQuestions(config: Config, database: Database, log: (message: string) => void): ColumnarIndex {
-  return new ColumnarIndex(
+export class ConversionQuestions {
+  readonly opened: Promise<boolean>;
+
+  constructor(
+    private readonly index: ColumnarIndex,
+    private readonly rows: ConversionRepository,
+  ) {
+    this.opened = index.opened;
+  }
+
+  /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
+  page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+    const buyer = filters.length === 1 ? buyerLookupOf(filters[0]!) : undefined;
+    return buyer ? this.rows.pageWithValue(accountId, buyer.column, buyer.value, page) : this.index.page(accountId, dataVersion, filters, page);
+  }
+
+  summary: ColumnarIndex['summary'] = (...question) => this.index.summary(...question);
+  idsAfter: ColumnarIndex['idsAfter'] = (...question) => this.index.idsAfter(...question);
+  close = () => this.index.close();
+}
+
+/** The column and value of a filter asking for one value of a buyer's lookup column (`user_id=u42`), if it does. */
+function buyerLookupOf({ column, condition }: Filter): { column: BuyerLookup; value: string } | undefined {
+  if (!BUYER_LOOKUPS.includes(column.name as BuyerLookup)) return undefined;
+  if (condition.kind !== 'compare' || condition.op !== '=' || typeof condition.value !== 'string') return undefined;
+  return { column: column.name as BuyerLookup, value: condition.value };
+}
+
+/**
+ * The questions about conversions: the columnar index on the embedded default a DuckDB file
+ * beside the SQLite files, kept across restarts; with PostgreSQL one of this instance's own,
+ * built at start, so that instances stay disposable.
+ */
+export function openConversionQuestions(config: Config, database: Database, log: (message: string) => void): ConversionQuestions {
+  const index = new ColumnarIndex(
     {
       file: database.engine === 'sqlite' ? path.join(config.dataDir, 'conversions.duckdb') : undefined,
       source: database.conversionSource,
@@ -41,4 +77,5 @@ export function openConversionQuestions(config: Config, database: Database, log:
     },
     log,
   );
+  return new ConversionQuestions(index, new ConversionRepository(database.db));
 }

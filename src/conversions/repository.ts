@@ -1,8 +1,11 @@
 import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
 import type { Database } from '../db/adapter.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
+import { PAGE_SIZE } from '../filters/list.js';
 
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
+/** The columns one buyer's conversions are looked up by, each indexed with the account. */
+export type BuyerLookup = 'user_id' | 'zip_code';
 
 /** All SQL about conversions. */
 export class ConversionRepository {
@@ -25,6 +28,22 @@ export class ConversionRepository {
       .orderBy('id')
       .execute();
     return rows as { id: number; entry_json: string }[];
+  }
+
+  /**
+   * How many of the account's conversions have `value` in `column` (one buyer's), and the ids of
+   * page `page` of them, in ascending order: both through the index of the account and the column.
+   */
+  async pageWithValue(accountId: number, column: BuyerLookup, value: string, page: number): Promise<{ total: number; ids: number[] }> {
+    const matching = this.db.selectFrom('conversions').where('account_id', '=', accountId).where(column, '=', value);
+    const { total } = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+    const ids = await matching
+      .select('id')
+      .orderBy('id')
+      .limit(PAGE_SIZE)
+      .offset((page - 1) * PAGE_SIZE)
+      .execute();
+    return { total: Number(total), ids: ids.map((row) => row.id) };
   }
 
   /**

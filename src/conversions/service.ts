@@ -1,23 +1,23 @@
 import type { Database } from '../db/database.js';
-import type { ColumnarIndex } from '../db/columnar/columnar-index.js';
 import { PAGE_SIZE, type PreparedList } from '../filters/list.js';
 import { listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
+import type { ConversionQuestions } from './questions.js';
 import { ConversionRepository } from './repository.js';
 import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
 import { type ExportFormat, exportChunks, parseExportQuery } from './export.js';
 
-/** What answers questions about conversions: the number matching, the ids of a page, sums by group (src/db/columnar). */
-export type ConversionQuestions = Pick<ColumnarIndex, 'page' | 'summary' | 'idsAfter'>;
+/** What answers questions about conversions: the number matching, the ids of a page, sums by group (questions.ts). */
+type Questions = Pick<ConversionQuestions, 'page' | 'summary' | 'idsAfter'>;
 
 export class ConversionService {
   private readonly conversions: ConversionRepository;
 
   constructor(
     database: Database,
-    private readonly questions: ConversionQuestions,
+    private readonly questions: Questions,
   ) {
     this.conversions = new ConversionRepository(database.db, database.textAsBytes);
   }

@@ -320,6 +320,7 @@ export const EXAMPLES: Example[] = [
   asset('orphanedBlobs', [NOW - 3600]),
 
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
+  conversion('pageWithValue', [ACCOUNT, 'user_id', 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
   conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
@@ -374,30 +375,29 @@ export interface ColumnarExample {
 
 /** Each question in the three shapes the index asks it: count with the first pages, a page by offset, a page after a known id; and the count above an id for one. */
 export function columnarExamples(): ColumnarExample[] {
-  const { table, pointLookups } = CONVERSION_INDEX_LAYOUT;
-  const indexTable = { name: table, pointLookups };
+  const { table } = CONVERSION_INDEX_LAYOUT;
   const examples: ColumnarExample[] = [];
   for (const { query } of COLUMNAR_QUESTIONS) {
     const filters = columnarFilters(query);
     const shown = JSON.stringify(query);
     examples.push(
-      { call: `countAndPagesQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 1)`, query: countAndPagesQuery(indexTable, ACCOUNT, filters, 50_000, 1) },
-      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, undefined)`, query: pageQuery(indexTable, ACCOUNT, filters, 50_000, 12, undefined) },
-      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, 41017)`, query: pageQuery(indexTable, ACCOUNT, filters, 50_000, 12, 41_017) },
+      { call: `countAndPagesQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 1)`, query: countAndPagesQuery(table, ACCOUNT, filters, 50_000, 1) },
+      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, undefined)`, query: pageQuery(table, ACCOUNT, filters, 50_000, 12, undefined) },
+      { call: `pageQuery("${table}", ${ACCOUNT}, ${shown}, upTo, 12, 41017)`, query: pageQuery(table, ACCOUNT, filters, 50_000, 12, 41_017) },
     );
   }
   const [first] = COLUMNAR_QUESTIONS;
   examples.push({
     call: `countQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, above, upTo)`,
-    query: countQuery(indexTable, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
+    query: countQuery(table, ACCOUNT, columnarFilters(first!.query), 40_000, 50_000),
   });
   examples.push({
     call: `idsAfterQuery("${table}", ${ACCOUNT}, ${JSON.stringify(first!.query)}, upTo, afterId, 2000)`,
-    query: idsAfterQuery(indexTable, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
+    query: idsAfterQuery(table, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
   });
   examples.push({
     call: `createdAtRangeQuery("${table}", ${ACCOUNT}, above, upTo)`,
-    query: createdAtRangeQuery(indexTable, ACCOUNT, 40_000, 50_000),
+    query: createdAtRangeQuery(table, ACCOUNT, 40_000, 50_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });
@@ -408,7 +408,7 @@ export function columnarExamples(): ColumnarExample[] {
   ] as const) {
     // New York over 2026, whose offset changes twice.
     const offsets = offsetSpans('America/New_York', Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000);
-    const { groups, totals } = summaryQueries(indexTable, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
+    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
     const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
@@ -435,13 +435,10 @@ export async function snapshotFiles(): Promise<Map<string, string>> {
       });
     }
   }
-  const { table, columns, hashed, pointLookups, sourceLayout } = CONVERSION_INDEX_LAYOUT;
+  const { table, columns, hashed, sourceLayout } = CONVERSION_INDEX_LAYOUT;
   const statements = (call: string, list: string[]) =>
     add('duckdb/columnar.sql', `-- ${call}\n${list.map((statement) => `${formatSql(statement)};`).join('\n')}\n`);
-  statements(
-    `layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(pointLookups)})`,
-    layoutStatements(table, columns, hashed, pointLookups),
-  );
+  statements(`layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)})`, layoutStatements(table, columns, hashed));
   statements(`incomingTableStatement(the filterable columns, ${JSON.stringify(sourceLayout)})`, [incomingTableStatement(columns, sourceLayout)]);
   statements(
     `indexingStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(sourceLayout)})`,

@@ -10,6 +10,7 @@ import { AppendOnlyAnswers } from './answers.js';
 import {
   countAndPagesQuery,
   countQuery,
+  duckDbSettings,
   createdAtRangeQuery,
   idsAfterQuery,
   INCOMING_TABLE,
@@ -17,11 +18,9 @@ import {
   indexingStatements,
   layoutStatements,
   pageQuery,
-  pointLookupOf,
   summaryQueries,
   type DuckDbQuery,
   type GroupKey,
-  type IndexTable,
 } from './queries.js';
 import { openRowSource, type RowSource } from './source.js';
 import {
@@ -71,13 +70,12 @@ process.on('SIGTERM', () => {});
 const send = (message: ColumnarResponse, then?: () => void) => process.send!(message, undefined, {}, then);
 
 const { table, columns, hashed, sourceLayout } = options;
-const indexTable: IndexTable = { name: table, pointLookups: options.pointLookups };
 // How each column the source row holds as stored is appended, after its id and account; its document follows.
 const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
 const indexing = indexingStatements(table, columns, hashed, sourceLayout);
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
-  .update(JSON.stringify([1, table, columns, hashed, options.pointLookups]))
+  .update(JSON.stringify([2, table, columns, hashed]))
   .digest('hex')
   .slice(0, 16);
 // Rows read from the source and appended in one DuckDB transaction: small enough batches keep
@@ -94,15 +92,12 @@ const COUNTED_PAGES = 10;
 
 const log = (message: string) => send({ log: message });
 /** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
-const rowsOf = async ({ sql, params }: DuckDbQuery, connection = reader) => (await connection.runAndReadAll(sql, params.values, params.types)).getRows();
+const rowsOf = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
 
 let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
 let reader: DuckDBConnection;
-// A connection runs one statement at a time: a buyer's lookup, a millisecond's work, has one of
-// its own so that it never waits behind a long scan on the other.
-let lookupReader: DuckDBConnection;
 const answers = new AppendOnlyAnswers();
 interface CreatedAtSpan {
   earliest: number | undefined;
@@ -128,7 +123,7 @@ let closing = false;
 
 try {
   source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
-  ({ instance, writer, reader, lookupReader } = await openIndex());
+  ({ instance, writer, reader } = await openIndex());
   watermark = await largestIndexedId();
   await checkSource();
 } catch (error) {
@@ -137,7 +132,11 @@ try {
   await new Promise(() => {}); // until it has been sent
 }
 send({ opened: true });
-const keepUp = () => void catchUp().catch((error) => log(`columnar index: catching up failed: ${(error as Error).message}`));
+const keepUp = () =>
+  void catchUp().catch((error: Error) => {
+    log(`columnar index: catching up failed: ${error.message}`);
+    endIfInvalidated(error);
+  });
 const poll = setInterval(keepUp, options.pollMs);
 keepUp();
 
@@ -157,22 +156,22 @@ function answer(request: ColumnarRequest): void {
         : idsAfter(request.accountId, request.dataVersion, request.filters, request.afterId, request.upTo, request.limit);
   answering.then(
     (answer) => send({ id: request.id, answer }),
-    (error: Error) => send({ id: request.id, error: error.message }),
+    (error: Error) => send({ id: request.id, error: error.message }, () => endIfInvalidated(error)),
   );
 }
 
-async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection; lookupReader: DuckDBConnection }> {
-  // DuckDB's allocator keeps what a large catch-up or summary freed unless a thread of its own
-  // hands it back to the system: without it the process stays at its high-water mark.
-  // DuckDB checkpoints by itself once its log reaches checkpoint_threshold, rewriting the last row
-  // groups each time: at its default (16 MB) a long catch-up spent a third of its time doing so.
-  // The index checkpoints after CHECKPOINT_ROWS rows instead (appendNewRows).
-  const settings = {
-    memory_limit: options.memoryLimit,
-    threads: String(options.threads),
-    allocator_background_threads: 'true',
-    checkpoint_threshold: '256MB',
-  };
+/**
+ * After a fatal error DuckDB refuses every statement on the database until it is opened again:
+ * the process ends, and the service starts another at its next question, which opens the file
+ * afresh (or builds it again if it is damaged).
+ */
+function endIfInvalidated(error: Error): void {
+  if (!/^FATAL Error|database has been invalidated/.test(error.message)) return;
+  send({ log: 'columnar index: DuckDB stopped after a fatal error; the index is opened again at the next question' }, () => process.exit(1));
+}
+
+async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
+  const settings = duckDbSettings(options.memoryLimit, options.threads);
   let instance: DuckDBInstance;
   try {
     instance = await createWhenUnlocked(settings);
@@ -192,7 +191,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     await createTables(writer);
   }
   await writer.run(incomingTableStatement(columns, sourceLayout));
-  return { instance, writer, reader: await instance.connect(), lookupReader: await instance.connect() };
+  return { instance, writer, reader: await instance.connect() };
 }
 
 /**
@@ -217,7 +216,7 @@ function isLocked(error: unknown): boolean {
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
-  for (const statement of layoutStatements(table, columns, hashed, options.pointLookups)) await connection.run(statement);
+  for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
   await connection.run("DELETE FROM index_meta WHERE key IN ('format', 'source')");
   await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
   await connection.run('COMMIT');
@@ -348,16 +347,14 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
 async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const upTo = await caughtUpFor(accountId, dataVersion);
   const key = `${accountId}:${filterKey(filters)}`;
-  const connection = pointLookupOf(indexTable, filters) ? lookupReader : reader;
-  const ask = (query: DuckDbQuery) => rowsOf(query, connection);
-  const count = async (above: number): Promise<number> => Number((await ask(countQuery(indexTable, accountId, filters, above, upTo)))[0]![0]);
+  const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(table, accountId, filters, above, upTo)))[0]![0]);
 
   let total = await answers.count(key, upTo, count);
   const cachedIds = answers.page(key, page, upTo);
   if (cachedIds) return { total: total ?? (await answers.recount(key, upTo, count)), ids: cachedIds };
   if (total === undefined && page <= COUNTED_PAGES) {
     // One scan gives the count and the page.
-    const [counted, smallest] = (await ask(countAndPagesQuery(indexTable, accountId, filters, upTo, page)))[0]!;
+    const [counted, smallest] = (await rowsOf(countAndPagesQuery(table, accountId, filters, upTo, page)))[0]!;
     total = Number(counted);
     answers.remember(key, total, upTo);
     const ids = ((smallest as { items?: unknown[] } | null)?.items ?? []).map(Number).slice((page - 1) * PAGE_SIZE);
@@ -368,7 +365,7 @@ async function page(accountId: number, dataVersion: number, filters: Filter[], p
   if ((page - 1) * PAGE_SIZE >= total) return { total, ids: [] };
   // From the end of the page before when it is known, else by offset.
   const before = answers.page(key, page - 1, upTo);
-  const ids = (await ask(pageQuery(indexTable, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
+  const ids = (await rowsOf(pageQuery(table, accountId, filters, upTo, page, before?.at(-1)))).map((row) => Number(row[0]));
   answers.rememberPage(key, page, ids, PAGE_SIZE, upTo);
   return { total, ids };
 }
@@ -392,7 +389,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
     return { column };
   });
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
-  const queries = summaryQueries(indexTable, accountId, filters, upTo, keys, offsets);
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   const totals = (await run(queries.totals))[0]!;
   const groups = keys.length === 0 ? [totals] : await run(queries.groups);
@@ -422,7 +419,7 @@ async function createdAtSpan(accountId: number, upTo: number): Promise<CreatedAt
   const known = createdAtSpans.get(accountId);
   if (known && known.upTo >= upTo) return known;
   const above = known?.upTo ?? 0;
-  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(indexTable, accountId, above, upTo)))[0]!.map((value) =>
+  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(table, accountId, above, upTo)))[0]!.map((value) =>
     value === null ? undefined : Number(value),
   );
   const span = { earliest: either(Math.min, earliest, known?.earliest), latest: either(Math.max, latest, known?.latest), upTo };
@@ -445,7 +442,7 @@ async function idsAfter(
   limit: number,
 ): Promise<BatchOfIds> {
   const until = upTo ?? (await caughtUpFor(accountId, dataVersion));
-  const ids = (await rowsOf(idsAfterQuery(indexTable, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
+  const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
   return { ids, upTo: until };
 }
 
@@ -461,7 +458,6 @@ async function close(): Promise<void> {
   clearInterval(poll);
   await running?.catch(() => {});
   reader.closeSync();
-  lookupReader.closeSync();
   writer.closeSync();
   instance.closeSync();
   await source.close();

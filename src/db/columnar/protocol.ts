@@ -38,8 +38,6 @@ export interface ColumnarOptions {
    * one in 30 million for a million buyers.
    */
   hashed: string[];
-  /** Columns with many distinct values that filters name one value of (a buyer): indexed for lookup. */
-  pointLookups: string[];
   /** DuckDB's memory_limit, such as '128MB'. */
   memoryLimit: string;
   /** DuckDB's threads. */

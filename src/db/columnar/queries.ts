@@ -10,10 +10,17 @@ import type { OffsetSpan } from './time-zones.js';
  * test/sql/ show what the index sends and tests can EXPLAIN the very same statements.
  */
 
-/** A derived table questions are asked of, and its columns with an ART index (layoutStatements). */
-export interface IndexTable {
-  name: string;
-  pointLookups: string[];
+/**
+ * What the index's DuckDB database is opened with. Its allocator keeps what a large catch-up or
+ * summary freed unless a thread of its own hands it back to the system. It checkpoints by itself
+ * once its log reaches checkpoint_threshold, rewriting the last row groups each time: at the
+ * default (16 MB) a long catch-up spent a third of its time doing so, and at more than the memory
+ * limit the rows appended since left a commit no room (the index also checkpoints after a large
+ * catch-up, index-process.ts). Nothing the index holds must stay in memory: an ART index would,
+ * and failed the catch-up once it outgrew the limit (1,500,000 rows at 128 MB).
+ */
+export function duckDbSettings(memoryLimit: string, threads: number): Record<string, string> {
+  return { memory_limit: memoryLimit, threads: String(threads), allocator_background_threads: 'true', checkpoint_threshold: memoryLimit };
 }
 
 /** A statement for DuckDB with its parameters, each with its type. */
@@ -24,10 +31,9 @@ export interface DuckDbQuery {
 
 /**
  * The derived tables of `table`: one row a source row with its scalar columns and the hashes of
- * its hashed ones, a table of its own for each array column (one row an element), and an ART
- * index for each point lookup column.
+ * its hashed ones, and a table of its own for each array column (one row an element).
  */
-export function layoutStatements(table: string, columns: FilterColumn[], hashed: string[], pointLookups: string[]): string[] {
+export function layoutStatements(table: string, columns: FilterColumn[], hashed: string[]): string[] {
   const scalarColumns = columns.filter((column) => !column.storage);
   const definitions = [...scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`), ...hashed.map((name) => `${hashedColumn(name)} UBIGINT`)];
   const statements = [`DROP TABLE IF EXISTS ${table}`, `CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${definitions.join(', ')})`];
@@ -37,8 +43,6 @@ export function layoutStatements(table: string, columns: FilterColumn[], hashed:
       `CREATE TABLE ${storage!.table} (${storage!.parentColumn} BIGINT NOT NULL, account_id BIGINT NOT NULL, ${storage!.valueColumn} VARCHAR NOT NULL)`,
     );
   }
-  // Point lookups (one buyer) find their few rows through an ART index instead of scanning.
-  for (const column of pointLookups) statements.push(`CREATE INDEX ${table}_${column} ON ${table} (${column})`);
   return statements;
 }
 
@@ -109,46 +113,20 @@ function matching(filters: Filter[], params: BoundParams): string {
   return `account_id = $1::BIGINT AND ${filtersToDuckDb(filters, params, '$1::BIGINT')}`;
 }
 
-/**
- * What a question reads its rows from, named as the table: the table itself, or, when a filter
- * asks for one value of a point lookup column (one buyer), the few rows its ART index finds.
- * DuckDB reads through the index only when that equality is the scan's one condition; the
- * account's and the watermark's conditions beside it, true of every row only while the index
- * holds one account and nothing above the watermark, would make it scan the whole table. The
- * lookup is a materialized CTE, so that no condition is pushed into it.
- */
-function rowsOf(table: IndexTable, filters: Filter[], params: BoundParams, reads: 'filtered' | 'all' = 'filtered'): string {
-  const lookup = pointLookupOf(table, filters);
-  if (lookup?.condition.kind !== 'compare') return table.name;
-  params.bind(lookup.condition.value as string);
-  // Only the columns the question reads: every column of the rows found costs more than the lookup.
-  const columns = reads === 'all' ? ['*'] : ['id', 'account_id', ...new Set(filters.filter(({ column }) => !column.storage).map(({ column }) => column.name))];
-  const found = `SELECT ${columns.join(', ')} FROM ${table.name} WHERE ${lookup.column.name} = $${params.values.length}::VARCHAR`;
-  return `(WITH looked_up AS MATERIALIZED (${found}) SELECT * FROM looked_up) AS ${table.name}`;
-}
-
-/** The filter that finds the rows through an index of their own (a buyer's `user_id=`), if one does. */
-export function pointLookupOf(table: IndexTable, filters: Filter[]): Filter | undefined {
-  return filters.find(
-    ({ column, condition }) =>
-      table.pointLookups.includes(column.name) && condition.kind === 'compare' && condition.op === '=' && typeof condition.value === 'string',
-  );
-}
-
 /** The number of the account's rows matching `filters` with ids above `above`, up to `upTo`. */
-export function countQuery(table: IndexTable, accountId: number, filters: Filter[], above: number, upTo: number): DuckDbQuery {
+export function countQuery(table: string, accountId: number, filters: Filter[], above: number, upTo: number): DuckDbQuery {
   const params = new BoundParams(accountId, above, upTo);
-  return { sql: `SELECT count(*) FROM ${rowsOf(table, filters, params)} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(filters, params)}`, params };
+  return { sql: `SELECT count(*) FROM ${table} WHERE id > $2::BIGINT AND id <= $3::BIGINT AND ${matching(filters, params)}`, params };
 }
 
 /**
  * The count and pages 1 to `page` in one scan: min(id, n) keeps the n smallest matching ids, so
  * the answer is one aggregate, with no sort of the matching rows.
  */
-export function countAndPagesQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, page: number): DuckDbQuery {
+export function countAndPagesQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number): DuckDbQuery {
   const params = new BoundParams(accountId, upTo);
   return {
-    sql: `SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`,
+    sql: `SELECT count(*), min(id, ${page * PAGE_SIZE}) FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`,
     params,
   };
 }
@@ -157,21 +135,21 @@ export function countAndPagesQuery(table: IndexTable, accountId: number, filters
  * The ids of page `page`, up to `upTo`: after `afterId` (the last id of the page before) when it
  * is known, else by offset.
  */
-export function pageQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
+export function pageQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
   const params = new BoundParams(accountId, upTo);
   const after = afterId !== undefined ? ` AND id > ${afterId}` : '';
   const offset = afterId !== undefined ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
   return {
-    sql: `SELECT id FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`,
+    sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`,
     params,
   };
 }
 
 /** Up to `limit` ids of the account's rows matching `filters` after `afterId`, up to `upTo`, in ascending order: an export's next batch. */
-export function idsAfterQuery(table: IndexTable, accountId: number, filters: Filter[], upTo: number, afterId: number, limit: number): DuckDbQuery {
+export function idsAfterQuery(table: string, accountId: number, filters: Filter[], upTo: number, afterId: number, limit: number): DuckDbQuery {
   const params = new BoundParams(accountId, upTo, afterId);
   return {
-    sql: `SELECT id FROM ${rowsOf(table, filters, params)} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`,
+    sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT AND id > $3::BIGINT AND ${matching(filters, params)} ORDER BY id LIMIT ${limit}`,
     params,
   };
 }
@@ -180,10 +158,10 @@ export function idsAfterQuery(table: IndexTable, accountId: number, filters: Fil
  * The earliest and the latest `created_at` of the account's rows with ids above `above`, up to
  * `upTo`: the span a summary's time zone is looked at over, extended as rows arrive.
  */
-export function createdAtRangeQuery(table: IndexTable, accountId: number, above: number, upTo: number): DuckDbQuery {
+export function createdAtRangeQuery(table: string, accountId: number, above: number, upTo: number): DuckDbQuery {
   const params = new BoundParams(accountId, above, upTo);
   return {
-    sql: `SELECT min(created_at), max(created_at) FROM ${table.name} WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT`,
+    sql: `SELECT min(created_at), max(created_at) FROM ${table} WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT`,
     params,
   };
 }
@@ -214,15 +192,14 @@ const MEASURES = [
  * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
  */
 export function summaryQueries(
-  table: IndexTable,
+  table: string,
   accountId: number,
   filters: Filter[],
   upTo: number,
   groupBy: GroupKey[],
   offsets: OffsetSpan[],
 ): { groups: DuckDbQuery; totals: DuckDbQuery } {
-  const matched = (params: BoundParams) =>
-    `WITH c AS (SELECT * FROM ${rowsOf(table, filters, params, 'all')} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
   const totalsParams = new BoundParams(accountId, upTo);
   const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
 

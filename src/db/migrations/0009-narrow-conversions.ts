@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { wellFormedJson } from '../../conversions/entry-json.js';
 import type { Database } from '../database.js';
 
-// Frozen with the migration: every column of conversions but its id, account, time, identity and entry.
+// Frozen with the migration: every column of conversions but its id, account, time, identity, the
+// two a buyer is looked up by, and its entry.
 const COLUMNS_IN_THE_ENTRY = [
   'amount',
   'tax_amount',
@@ -15,7 +16,6 @@ const COLUMNS_IN_THE_ENTRY = [
   'affiliate_payouts',
   'original_receipt',
   'email',
-  'user_id',
   'page_version',
   'upsell_flow_id',
   'upsell_session',
@@ -37,19 +37,19 @@ const COLUMNS_IN_THE_ENTRY = [
   'utm_content',
   'first_name',
   'last_name',
-  'zip_code',
   'payment_method',
 ];
 
 /**
  * A conversion's fields are kept once, in its entry: the row keeps only what identifies and
- * dates it. Every field had been stored twice, as a column and in the entry, and writing the
- * columns was most of an import's time in the database; the columnar index now reads the
- * filterable fields from the entry. On SQLite this copies the conversions once, at the first
- * start. Entries holding half a character (a lone surrogate, which JSON.stringify escaped and
- * DuckDB's JSON reader refuses) are written again as the import now writes them.
+ * dates it, and the two values one buyer's conversions are looked up by, each with an index.
+ * Every field had been stored twice, as a column and in the entry, and writing the columns was
+ * most of an import's time in the database; the columnar index now reads the filterable fields
+ * from the entry. On SQLite this copies the conversions once, at the first start. Entries
+ * holding half a character (a lone surrogate, which JSON.stringify escaped and DuckDB's JSON
+ * reader refuses) are written again as the import now writes them.
  */
-export function narrowConversionsMigration(database: Pick<Database, 'dropConversionColumns'>) {
+export function narrowConversionsMigration(database: Pick<Database, 'dropConversionColumns' | 'conversionsSchema'>) {
   return {
     async up(db: Kysely<any>): Promise<void> {
       const halves = await db.selectFrom('conversions').select(['id', 'entry_json']).where(sql<boolean>`entry_json like ${'%\\ud%'} escape '!'`).execute();
@@ -61,6 +61,11 @@ export function narrowConversionsMigration(database: Pick<Database, 'dropConvers
           .execute();
       }
       await database.dropConversionColumns(db, COLUMNS_IN_THE_ENTRY);
+      // SQLite names the file on the index, and finds the table in the same file.
+      const inFile = database.conversionsSchema ? `${database.conversionsSchema}.` : '';
+      for (const column of ['user_id', 'zip_code']) {
+        await sql`create index ${sql.raw(`${inFile}conversions_account_${column}`)} on conversions (account_id, ${sql.ref(column)}, id)`.execute(db);
+      }
     },
   };
 }

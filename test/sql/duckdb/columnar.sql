@@ -1,12 +1,10 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
--- layoutStatements("conversions", the filterable columns, ["email"], ["user_id","zip_code"])
+-- layoutStatements("conversions", the filterable columns, ["email"])
 DROP TABLE IF EXISTS conversions;
 CREATE TABLE conversions (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, cart_integration VARCHAR, receipt VARCHAR, original_receipt VARCHAR, amount DOUBLE, tax_amount DOUBLE, shipping_amount DOUBLE, user_id VARCHAR, page_id BIGINT, page_version VARCHAR, upsell_path VARCHAR, upsell_step DOUBLE, country VARCHAR, mobile TINYINT, affiliate VARCHAR, vendor VARCHAR, referrer_name VARCHAR, referrer_medium VARCHAR, joint_venture_order VARCHAR, currency VARCHAR, hostname VARCHAR, utm_source VARCHAR, utm_medium VARCHAR, utm_campaign VARCHAR, utm_content VARCHAR, first_name VARCHAR, last_name VARCHAR, zip_code VARCHAR, payment_method VARCHAR, email_hash UBIGINT);
 DROP TABLE IF EXISTS conversion_tracking_codes;
 CREATE TABLE conversion_tracking_codes (conversion_id BIGINT NOT NULL, account_id BIGINT NOT NULL, code VARCHAR NOT NULL);
-CREATE INDEX conversions_user_id ON conversions (user_id);
-CREATE INDEX conversions_zip_code ON conversions (zip_code);
 
 -- incomingTableStatement(the filterable columns, {"rowColumns":["created_at"],"document":"entry_json"})
 CREATE OR REPLACE TEMP TABLE incoming (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, document VARCHAR NOT NULL);
@@ -106,21 +104,21 @@ LIMIT 100;
 
 -- countAndPagesQuery("conversions", 1, "user_id=u-1234", upTo, 1)
 SELECT count(*), min(id, 100)
-FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
-WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $4::VARCHAR;
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $3::VARCHAR;
 
 -- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, undefined)
 SELECT id
-FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
-WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $4::VARCHAR
+FROM conversions
+WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND user_id = $3::VARCHAR
 ORDER BY id
 LIMIT 100
 OFFSET 1100;
 
 -- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, 41017)
 SELECT id
-FROM (WITH looked_up AS MATERIALIZED (SELECT id, account_id, user_id FROM conversions WHERE user_id = $3::VARCHAR) SELECT * FROM looked_up) AS conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND user_id = $4::VARCHAR
+FROM conversions
+WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND user_id = $3::VARCHAR
 ORDER BY id
 LIMIT 100;
 

@@ -6,6 +6,19 @@ from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
 order by "id";
 
+-- ConversionRepository.pageWithValue(1, "user_id", "u-42", 2), one buyer's second page [1 of 2]
+select count(*) as "total"
+from "conversions"
+where "account_id" = ? and "user_id" = ?;
+
+-- ConversionRepository.pageWithValue(1, "user_id", "u-42", 2), one buyer's second page [2 of 2]
+select "id"
+from "conversions"
+where "account_id" = ? and "user_id" = ?
+order by "id"
+limit ?
+offset ?;
+
 -- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
 select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
 from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
@@ -17,22 +30,22 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + ?;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "entry_json")
-values (?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?)
+insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json")
+values (?, ?, ?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
 
 -- ConversionRepository.insertEach(two conversions of account 1), new receipts
-insert into "conversions" ("created_at", "cart_integration", "receipt", "entry_json", "account_id")
-values (?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json", "account_id")
+values (?, ?, ?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
 -- ConversionRepository.insertEach(two conversions of account 1), the second receipt there already [1 of 2]
-insert into "conversions" ("created_at", "cart_integration", "receipt", "entry_json", "account_id")
-values (?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json", "account_id")
+values (?, ?, ?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
