@@ -1,7 +1,9 @@
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { ColumnarIndex, type PageOfIds } from '../db/columnar/columnar-index.js';
 import type { Database } from '../db/database.js';
+import { filterKey } from '../filters/list-cache.js';
 import type { Filter } from '../filters/parse.js';
 import { type BuyerLookup, ConversionRepository } from './repository.js';
 import { conversionCatalogue } from './schema.js';
@@ -10,8 +12,8 @@ import { conversionCatalogue } from './schema.js';
 const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
-// The row store's columns that one buyer's conversions are looked up by, each indexed with the account.
-const BUYER_LOOKUPS: readonly BuyerLookup[] = ['user_id', 'zip_code'];
+// The row store's column that one buyer's conversions are looked up by, indexed with the account.
+const BUYER_LOOKUPS: readonly BuyerLookup[] = ['user_id'];
 
 /**
  * What the columnar index of conversions holds: the filterable columns (all but `created_at`
@@ -27,12 +29,19 @@ export const CONVERSION_INDEX_LAYOUT = {
 
 /**
  * What answers questions about conversions: the columnar index, but for one buyer's page (one
- * filter, naming one `user_id` or `zip_code`), which landing pages and support ask all day: the
- * row store finds those few rows through its own index, exact at once, without crossing to the
- * index's process.
+ * filter, naming one `user_id`), which landing pages ask all day: the row store finds those few
+ * rows through its own index, exact at once, without crossing to the index's process.
  */
 export class ConversionQuestions {
   readonly opened: Promise<boolean>;
+  /**
+   * Pages asked under an account's data version: the same question under the same version has
+   * the same answer, so a repeated one is answered here, without crossing to the index's
+   * process, which runs at a lower priority and would wait for the processor behind the
+   * requests themselves. A write bumps the version, and the process's own caches, which
+   * appends keep valid, answer the next one.
+   */
+  private readonly pages = new LRUCache<string, Promise<PageOfIds>>({ max: 2_000 });
 
   constructor(
     private readonly index: ColumnarIndex,
@@ -43,8 +52,15 @@ export class ConversionQuestions {
 
   /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
   page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+    const key = `${accountId}:${dataVersion}:${page}:${filterKey(filters)}`;
+    const known = this.pages.get(key);
+    if (known) return known;
     const buyer = filters.length === 1 ? buyerLookupOf(filters[0]!) : undefined;
-    return buyer ? this.rows.pageWithValue(accountId, buyer.column, buyer.value, page) : this.index.page(accountId, dataVersion, filters, page);
+    const answer = buyer ? this.rows.pageWithValue(accountId, buyer.column, buyer.value, page) : this.index.page(accountId, dataVersion, filters, page);
+    this.pages.set(key, answer);
+    // A failed question is asked again next time.
+    answer.catch(() => this.pages.peek(key) === answer && this.pages.delete(key));
+    return answer;
   }
 
   summary: ColumnarIndex['summary'] = (...question) => this.index.summary(...question);

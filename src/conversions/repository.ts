@@ -4,8 +4,8 @@ import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
 
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
-/** The columns one buyer's conversions are looked up by, each indexed with the account. */
-export type BuyerLookup = 'user_id' | 'zip_code';
+/** The column one buyer's conversions are looked up by, indexed with the account. */
+export type BuyerLookup = 'user_id';
 
 /** All SQL about conversions. */
 export class ConversionRepository {

@@ -81,7 +81,6 @@ function toRow(input: Record<string, unknown>, createdAt: number): NewConversion
     cart_integration: input.cart_integration as string,
     receipt: input.receipt as string,
     user_id: (input.user_id as string | undefined) ?? null,
-    zip_code: (input.zip_code as string | undefined) ?? null,
     entry_json: entryJsonOf(input, createdAt),
   };
 }

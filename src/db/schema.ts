@@ -51,8 +51,8 @@ export interface ApiKeysTable {
 }
 
 /**
- * A conversion as the system of record keeps it: what identifies and dates it, the values one
- * buyer's conversions are looked up by (each indexed with the account), and its entry. Every
+ * A conversion as the system of record keeps it: what identifies and dates it, the value one
+ * buyer's conversions are looked up by (indexed with the account), and its entry. Every
  * other field lives in the entry alone; the columnar index (src/db/columnar) reads the
  * filterable ones from it.
  */
@@ -64,7 +64,6 @@ export interface ConversionsTable {
   cart_integration: string;
   receipt: string;
   user_id: string | null;
-  zip_code: string | null;
   /** The entry as the API writes it, without its id (see entry-json.ts). */
   entry_json: string;
 }

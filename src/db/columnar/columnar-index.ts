@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { LRUCache } from 'lru-cache';
-import { filterKey } from '../../filters/list-cache.js';
 import type { Filter } from '../../filters/parse.js';
 import { startChildProcess } from '../child-process.js';
 import {
@@ -37,14 +35,6 @@ export class ColumnarIndex {
   private child: ChildProcess | undefined;
   private readonly pending = new Map<number, { resolve: (answer: ColumnarAnswer) => void; reject: (error: Error) => void }>();
   private nextId = 0;
-  /**
-   * Pages asked under an account's data version: the same question under the same version has
-   * the same answer, so a repeated one is answered here instead of crossing to the index's
-   * process, which runs at a lower priority and would wait for the processor behind the
-   * requests themselves. A write bumps the version, and the process's own caches, which
-   * appends keep valid, answer the next one.
-   */
-  private readonly pages = new LRUCache<string, Promise<PageOfIds>>({ max: 2_000 });
   private readonly file: string;
   private readonly ownFile: boolean;
   private markOpened!: (opened: boolean) => void;
@@ -63,14 +53,7 @@ export class ColumnarIndex {
 
   /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
   page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
-    const key = `${accountId}:${dataVersion}:${page}:${filterKey(filters)}`;
-    const known = this.pages.get(key);
-    if (known) return known;
-    const answer = this.ask({ kind: 'page', accountId, dataVersion, filters, page }) as Promise<PageOfIds>;
-    this.pages.set(key, answer);
-    // A failed question is asked again next time.
-    answer.catch(() => this.pages.peek(key) === answer && this.pages.delete(key));
-    return answer;
+    return this.ask({ kind: 'page', accountId, dataVersion, filters, page }) as Promise<PageOfIds>;
   }
 
   /**

@@ -286,8 +286,8 @@ async function appendNewRows(): Promise<void> {
 }
 
 /**
- * Writes what the index holds only in memory and its write-ahead log (the rows appended last,
- * their ART index entries) to its file, so that their memory can go. It fails while a question
+ * Writes what the index holds only in memory and its write-ahead log (the rows appended last)
+ * to its file, so that their memory can go. It fails while a question
  * runs, and is tried again after the next catch-up, a second later at most.
  */
 async function checkpoint(): Promise<void> {

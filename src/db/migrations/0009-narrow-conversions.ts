@@ -3,7 +3,7 @@ import { wellFormedJson } from '../../conversions/entry-json.js';
 import type { Database } from '../database.js';
 
 // Frozen with the migration: every column of conversions but its id, account, time, identity, the
-// two a buyer is looked up by, and its entry.
+// one a buyer is looked up by, and its entry.
 const COLUMNS_IN_THE_ENTRY = [
   'amount',
   'tax_amount',
@@ -37,12 +37,13 @@ const COLUMNS_IN_THE_ENTRY = [
   'utm_content',
   'first_name',
   'last_name',
+  'zip_code',
   'payment_method',
 ];
 
 /**
  * A conversion's fields are kept once, in its entry: the row keeps only what identifies and
- * dates it, and the two values one buyer's conversions are looked up by, each with an index.
+ * dates it, and the value one buyer's conversions are looked up by, with an index.
  * Every field had been stored twice, as a column and in the entry, and writing the columns was
  * most of an import's time in the database; the columnar index now reads the filterable fields
  * from the entry. On SQLite this copies the conversions once, at the first start. Entries
@@ -62,10 +63,9 @@ export function narrowConversionsMigration(database: Pick<Database, 'dropConvers
       }
       await database.dropConversionColumns(db, COLUMNS_IN_THE_ENTRY);
       // SQLite names the file on the index, and finds the table in the same file.
-      const inFile = database.conversionsSchema ? `${database.conversionsSchema}.` : '';
-      for (const column of ['user_id', 'zip_code']) {
-        await sql`create index ${sql.raw(`${inFile}conversions_account_${column}`)} on conversions (account_id, ${sql.ref(column)}, id)`.execute(db);
-      }
+      const name = 'conversions_account_user_id';
+      const index = database.conversionsSchema ? sql.id(database.conversionsSchema, name) : sql.id(name);
+      await sql`create index ${index} on ${sql.id('conversions')} (${sql.id('account_id')}, ${sql.id('user_id')}, ${sql.id('id')})`.execute(db);
     },
   };
 }

@@ -30,22 +30,22 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + $3;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json")
-values ($1, $2, $3, $4, $5, $6, $7),
-       ($8, $9, $10, $11, $12, $13, $14)
+insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
+values ($1, $2, $3, $4, $5, $6),
+       ($7, $8, $9, $10, $11, $12)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
 
 -- ConversionRepository.insertEach(two conversions of account 1), new receipts
-insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json", "account_id")
-values ($1, $2, $3, $4, $5, $6, $7),
-       ($8, $9, $10, $11, $12, $13, $14)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
+values ($1, $2, $3, $4, $5, $6),
+       ($7, $8, $9, $10, $11, $12)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
 -- ConversionRepository.insertEach(two conversions of account 1), the second receipt there already [1 of 2]
-insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "zip_code", "entry_json", "account_id")
-values ($1, $2, $3, $4, $5, $6, $7),
-       ($8, $9, $10, $11, $12, $13, $14)
+insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
+values ($1, $2, $3, $4, $5, $6),
+       ($7, $8, $9, $10, $11, $12)
 on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
