@@ -5,15 +5,13 @@ import { ColumnarIndex, type PageOfIds } from '../db/columnar/columnar-index.js'
 import type { Database } from '../db/database.js';
 import { filterKey } from '../filters/list-cache.js';
 import type { Filter } from '../filters/parse.js';
-import { type BuyerLookup, ConversionRepository } from './repository.js';
+import { ConversionRepository } from './repository.js';
 import { conversionCatalogue } from './schema.js';
 
 // A catch-up is also made before any question after a write; this one finds an import done elsewhere.
 const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
-// The row store's column that one buyer's conversions are looked up by, indexed with the account.
-const BUYER_LOOKUPS: readonly BuyerLookup[] = ['user_id'];
 
 /**
  * What the columnar index of conversions holds: the filterable columns (all but `created_at`
@@ -55,8 +53,8 @@ export class ConversionQuestions {
     const key = `${accountId}:${dataVersion}:${page}:${filterKey(filters)}`;
     const known = this.pages.get(key);
     if (known) return known;
-    const buyer = filters.length === 1 ? buyerLookupOf(filters[0]!) : undefined;
-    const answer = buyer ? this.rows.pageWithValue(accountId, buyer.column, buyer.value, page) : this.index.page(accountId, dataVersion, filters, page);
+    const buyer = buyerAsked(filters);
+    const answer = buyer !== undefined ? this.rows.buyerPage(accountId, buyer, page) : this.index.page(accountId, dataVersion, filters, page);
     this.pages.set(key, answer);
     // A failed question is asked again next time.
     answer.catch(() => this.pages.peek(key) === answer && this.pages.delete(key));
@@ -68,11 +66,12 @@ export class ConversionQuestions {
   close = () => this.index.close();
 }
 
-/** The column and value of a filter asking for one value of a buyer's lookup column (`user_id=u42`), if it does. */
-function buyerLookupOf({ column, condition }: Filter): { column: BuyerLookup; value: string } | undefined {
-  if (!BUYER_LOOKUPS.includes(column.name as BuyerLookup)) return undefined;
-  if (condition.kind !== 'compare' || condition.op !== '=' || typeof condition.value !== 'string') return undefined;
-  return { column: column.name as BuyerLookup, value: condition.value };
+/** The buyer a question asks for when its one filter is `user_id=` a value (`user_id=u42`). */
+function buyerAsked(filters: Filter[]): string | undefined {
+  if (filters.length !== 1) return undefined;
+  const [{ column, condition }] = filters as [Filter];
+  if (column.name !== 'user_id' || condition.kind !== 'compare' || condition.op !== '=' || typeof condition.value !== 'string') return undefined;
+  return condition.value;
 }
 
 /**

@@ -4,8 +4,6 @@ import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
 
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
-/** The column one buyer's conversions are looked up by, indexed with the account. */
-export type BuyerLookup = 'user_id';
 
 /** All SQL about conversions. */
 export class ConversionRepository {
@@ -31,11 +29,11 @@ export class ConversionRepository {
   }
 
   /**
-   * How many of the account's conversions have `value` in `column` (one buyer's), and the ids of
-   * page `page` of them, in ascending order: both through the index of the account and the column.
+   * How many of the account's conversions belong to the buyer `userId`, and the ids of page
+   * `page` of them, in ascending order: both through the index of the account and `user_id`.
    */
-  async pageWithValue(accountId: number, column: BuyerLookup, value: string, page: number): Promise<{ total: number; ids: number[] }> {
-    const matching = this.db.selectFrom('conversions').where('account_id', '=', accountId).where(column, '=', value);
+  async buyerPage(accountId: number, userId: string, page: number): Promise<{ total: number; ids: number[] }> {
+    const matching = this.db.selectFrom('conversions').where('account_id', '=', accountId).where('user_id', '=', userId);
     const { total } = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
     const ids = await matching
       .select('id')

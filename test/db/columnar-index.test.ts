@@ -49,7 +49,7 @@ async function everyPage(
   }
 }
 
-/** One buyer's questions (found through the index's lookup), alone and beside other filters. */
+/** One buyer's questions: `user_id=` alone (read from the row store's index), and beside other filters or by `zip_code` (the columnar index). */
 function buyerQuestions(imported: Conversion[]): typeof QUESTIONS {
   const buyer = imported[0]!;
   const coded = imported.find((record) => record.tracking_codes.length > 0)!;

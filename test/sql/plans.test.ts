@@ -180,7 +180,7 @@ describeEachEngine('plans of the row store', (engine) => {
   });
 
   test("one buyer's conversions are counted and paged through the index of the account and user_id, not a scan of the table", async () => {
-    const statements = await recorder.record((db) => new ConversionRepository(db).pageWithValue(accountId, 'user_id', 'u-42', 2), [[{ total: 150 }]]);
+    const statements = await recorder.record((db) => new ConversionRepository(db).buyerPage(accountId, 'u-42', 2), [[{ total: 150 }]]);
     assert.equal(statements.length, 2, 'the count, then the page');
     for (const statement of statements) {
       const lines = await plan(statement);

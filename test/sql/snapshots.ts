@@ -320,7 +320,7 @@ export const EXAMPLES: Example[] = [
   asset('orphanedBlobs', [NOW - 3600]),
 
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
-  conversion('pageWithValue', [ACCOUNT, 'user_id', 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
+  conversion('buyerPage', [ACCOUNT, 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
   conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),

@@ -6,12 +6,12 @@ from "conversions"
 where "account_id" = $1 and "id" in ($2, $3, $4)
 order by "id";
 
--- ConversionRepository.pageWithValue(1, "user_id", "u-42", 2), one buyer's second page [1 of 2]
+-- ConversionRepository.buyerPage(1, "u-42", 2), one buyer's second page [1 of 2]
 select count(*) as "total"
 from "conversions"
 where "account_id" = $1 and "user_id" = $2;
 
--- ConversionRepository.pageWithValue(1, "user_id", "u-42", 2), one buyer's second page [2 of 2]
+-- ConversionRepository.buyerPage(1, "u-42", 2), one buyer's second page [2 of 2]
 select "id"
 from "conversions"
 where "account_id" = $1 and "user_id" = $2
