@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
 import { PAGE_SIZE } from '../../filters/list.js';
@@ -72,7 +72,6 @@ const send = (message: ColumnarResponse, then?: () => void) => process.send!(mes
 const { table, columns, hashed, sourceLayout } = options;
 // How each column the source row holds as stored is appended, after its id and account; its document follows.
 const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
-const indexing = indexingStatements(table, columns, hashed, sourceLayout);
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
   .update(JSON.stringify([2, table, columns, hashed]))
@@ -98,6 +97,8 @@ let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
 let reader: DuckDBConnection;
+/** indexingStatements, prepared on the writer once its tables are made. */
+let indexing: DuckDBPreparedStatement[];
 const answers = new AppendOnlyAnswers();
 interface CreatedAtSpan {
   earliest: number | undefined;
@@ -124,6 +125,7 @@ let closing = false;
 try {
   source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
   ({ instance, writer, reader } = await openIndex());
+  await prepareIndexing();
   watermark = await largestIndexedId();
   await checkSource();
 } catch (error) {
@@ -222,6 +224,11 @@ async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('COMMIT');
 }
 
+async function prepareIndexing(): Promise<void> {
+  indexing = [];
+  for (const statement of indexingStatements(table, columns, hashed, sourceLayout)) indexing.push(await writer.prepare(statement));
+}
+
 async function largestIndexedId(): Promise<number> {
   const result = await reader.runAndReadAll(`SELECT coalesce(max(id), 0) FROM ${table}`);
   return Number(result.getRows()[0]![0]);
@@ -235,6 +242,7 @@ async function checkSource(): Promise<void> {
   if ((recorded !== undefined && recorded !== identity) || watermark > largest) {
     log('columnar index: made from another database; building it again');
     await createTables(writer);
+    await prepareIndexing();
     watermark = 0;
     answers.clear();
     createdAtSpans.clear();
@@ -317,7 +325,7 @@ async function appendInOneTransaction(rows: unknown[][]): Promise<void> {
       incoming.endRow();
     }
     incoming.closeSync();
-    for (const statement of indexing) await writer.run(statement);
+    for (const statement of indexing) await statement.run();
     await writer.run('COMMIT');
   } catch (error) {
     await writer.run('ROLLBACK').catch(() => {});

@@ -71,35 +71,40 @@ export function incomingTableStatement(columns: FilterColumn[], source: SourceLa
 
 /**
  * The statements that move the rows appended to INCOMING_TABLE into the index and empty it: each
- * document parsed once by DuckDB's JSON reader into the columns it holds, e-mail addresses
- * hashed (the first 8 bytes of their SHA-256, the same in every version), and each array's
- * distinct elements into its own table.
+ * document parsed by DuckDB's JSON reader into the columns it holds, e-mail addresses hashed (the
+ * first 8 bytes of their SHA-256, the same in every version), and each array's distinct elements
+ * into its own table. They name no table of their own making, so that the index prepares them
+ * once: planning them again for every catch-up took longer than a few rows' work.
  */
 export function indexingStatements(table: string, columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
-  const fromDocument = columns.filter((column) => !source.rowColumns.includes(column.name));
+  const scalarColumns = columns.filter((column) => !column.storage);
   const structure: Record<string, unknown> = {};
-  for (const column of fromDocument) {
+  for (const column of scalarColumns.filter((column) => !source.rowColumns.includes(column.name))) {
     if (column.type === 'timestamp') throw new Error(`${column.name}: a timestamp is read from the source row, not from its document`);
     structure[column.name] = JSON_TYPE[column.type];
   }
   for (const name of hashed) structure[name] = 'VARCHAR';
-  const parsed = `SELECT id, account_id, ${source.rowColumns.map((name) => `${name}, `).join('')}json_transform(document, '${JSON.stringify(structure).replaceAll("'", "''")}') AS d FROM ${INCOMING_TABLE}`;
-  const scalarColumns = columns.filter((column) => !column.storage);
+  const parsed = `SELECT id, account_id, ${source.rowColumns.map((name) => `${name}, `).join('')}${jsonTransform(structure)} AS d FROM ${INCOMING_TABLE}`;
   const values = scalarColumns.map((column) =>
     source.rowColumns.includes(column.name) ? column.name : column.type === 'boolean' ? `d.${column.name}::TINYINT` : `d.${column.name}`,
   );
   const names = [...scalarColumns.map((column) => column.name), ...hashed.map(hashedColumn)];
   const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
-  const statements = [
-    `CREATE OR REPLACE TEMP TABLE parsed AS ${parsed}`,
-    `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...hashes].join(', ')} FROM parsed`,
-  ];
+  const statements = [`INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...hashes].join(', ')} FROM (${parsed})`];
   for (const { name, storage } of columns.filter((column) => column.storage)) {
     const { table: elements, parentColumn, valueColumn } = storage!;
-    statements.push(`INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT DISTINCT id, account_id, unnest(d.${name}) FROM parsed`);
+    // list_distinct, not SELECT DISTINCT: DuckDB 1.5 ran a prepared SELECT DISTINCT over unnest
+    // inside a transaction with wrong ids and accounts in its rows.
+    const elementsOf = `${jsonTransform({ [name]: JSON_TYPE.stringArray })}.${name}`;
+    statements.push(`INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT id, account_id, unnest(list_distinct(${elementsOf})) FROM ${INCOMING_TABLE}`);
   }
-  statements.push(`DELETE FROM ${INCOMING_TABLE}`, 'DROP TABLE parsed');
+  statements.push(`DELETE FROM ${INCOMING_TABLE}`);
   return statements;
+}
+
+/** The document's values named in `structure`, each read as the type given there. */
+function jsonTransform(structure: Record<string, unknown>): string {
+  return `json_transform(document, '${JSON.stringify(structure).replaceAll("'", "''")}')`;
 }
 
 function columnNamed(columns: FilterColumn[], name: string): FilterColumn {

@@ -10,17 +10,13 @@ CREATE TABLE conversion_tracking_codes (conversion_id BIGINT NOT NULL, account_i
 CREATE OR REPLACE TEMP TABLE incoming (id BIGINT NOT NULL, account_id BIGINT NOT NULL, created_at BIGINT, document VARCHAR NOT NULL);
 
 -- indexingStatements("conversions", the filterable columns, ["email"], {"rowColumns":["created_at"],"document":"entry_json"})
-CREATE OR REPLACE TEMP TABLE parsed AS
-SELECT id, account_id, created_at, json_transform(document, '{"cart_integration":"VARCHAR","receipt":"VARCHAR","original_receipt":"VARCHAR","amount":"DOUBLE","tax_amount":"DOUBLE","shipping_amount":"DOUBLE","user_id":"VARCHAR","page_id":"BIGINT","page_version":"VARCHAR","upsell_path":"VARCHAR","upsell_step":"DOUBLE","country":"VARCHAR","mobile":"BOOLEAN","affiliate":"VARCHAR","vendor":"VARCHAR","tracking_codes":["VARCHAR"],"referrer_name":"VARCHAR","referrer_medium":"VARCHAR","joint_venture_order":"VARCHAR","currency":"VARCHAR","hostname":"VARCHAR","utm_source":"VARCHAR","utm_medium":"VARCHAR","utm_campaign":"VARCHAR","utm_content":"VARCHAR","first_name":"VARCHAR","last_name":"VARCHAR","zip_code":"VARCHAR","payment_method":"VARCHAR","email":"VARCHAR"}') AS d
-FROM incoming;
 INSERT INTO conversions (id, account_id, created_at, cart_integration, receipt, original_receipt, amount, tax_amount, shipping_amount, user_id, page_id, page_version, upsell_path, upsell_step, country, mobile, affiliate, vendor, referrer_name, referrer_medium, joint_venture_order, currency, hostname, utm_source, utm_medium, utm_campaign, utm_content, first_name, last_name, zip_code, payment_method, email_hash)
 SELECT id, account_id, created_at, d.cart_integration, d.receipt, d.original_receipt, d.amount, d.tax_amount, d.shipping_amount, d.user_id, d.page_id, d.page_version, d.upsell_path, d.upsell_step, d.country, d.mobile::TINYINT, d.affiliate, d.vendor, d.referrer_name, d.referrer_medium, d.joint_venture_order, d.currency, d.hostname, d.utm_source, d.utm_medium, d.utm_campaign, d.utm_content, d.first_name, d.last_name, d.zip_code, d.payment_method, ('0x' || left(sha256(d.email), 16))::UBIGINT
-FROM parsed;
+FROM (SELECT id, account_id, created_at, json_transform(document, '{"cart_integration":"VARCHAR","receipt":"VARCHAR","original_receipt":"VARCHAR","amount":"DOUBLE","tax_amount":"DOUBLE","shipping_amount":"DOUBLE","user_id":"VARCHAR","page_id":"BIGINT","page_version":"VARCHAR","upsell_path":"VARCHAR","upsell_step":"DOUBLE","country":"VARCHAR","mobile":"BOOLEAN","affiliate":"VARCHAR","vendor":"VARCHAR","referrer_name":"VARCHAR","referrer_medium":"VARCHAR","joint_venture_order":"VARCHAR","currency":"VARCHAR","hostname":"VARCHAR","utm_source":"VARCHAR","utm_medium":"VARCHAR","utm_campaign":"VARCHAR","utm_content":"VARCHAR","first_name":"VARCHAR","last_name":"VARCHAR","zip_code":"VARCHAR","payment_method":"VARCHAR","email":"VARCHAR"}') AS d FROM incoming);
 INSERT INTO conversion_tracking_codes (conversion_id, account_id, code)
-SELECT DISTINCT id, account_id, unnest(d.tracking_codes)
-FROM parsed;
+SELECT id, account_id, unnest(list_distinct(json_transform(document, '{"tracking_codes":["VARCHAR"]}').tracking_codes))
+FROM incoming;
 DELETE FROM incoming;
-DROP TABLE parsed;
 
 -- countAndPagesQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, 1)
 SELECT count(*), min(id, 100)
