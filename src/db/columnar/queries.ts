@@ -90,13 +90,17 @@ export function indexingStatements(table: string, columns: FilterColumn[], hashe
   );
   const names = [...scalarColumns.map((column) => column.name), ...hashed.map(hashedColumn)];
   const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
-  const statements = [`INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...hashes].join(', ')} FROM (${parsed})`];
+  const statements = [
+    `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...hashes].join(', ')} FROM (${parsed})`,
+  ];
   for (const { name, storage } of columns.filter((column) => column.storage)) {
     const { table: elements, parentColumn, valueColumn } = storage!;
     // list_distinct, not SELECT DISTINCT: DuckDB 1.5 ran a prepared SELECT DISTINCT over unnest
     // inside a transaction with wrong ids and accounts in its rows.
     const elementsOf = `${jsonTransform({ [name]: JSON_TYPE.stringArray })}.${name}`;
-    statements.push(`INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT id, account_id, unnest(list_distinct(${elementsOf})) FROM ${INCOMING_TABLE}`);
+    statements.push(
+      `INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT id, account_id, unnest(list_distinct(${elementsOf})) FROM ${INCOMING_TABLE}`,
+    );
   }
   statements.push(`DELETE FROM ${INCOMING_TABLE}`);
   return statements;
