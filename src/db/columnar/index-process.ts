@@ -19,6 +19,7 @@ import {
   layoutStatements,
   pageQuery,
   summaryQueries,
+  totalsFromGroups,
   type DuckDbQuery,
   type GroupKey,
 } from './queries.js';
@@ -399,9 +400,13 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
   const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
-  const totals = (await run(queries.totals))[0]!;
-  const groups = keys.length === 0 ? [totals] : await run(queries.groups);
-  return { groups, totals: totals as (number | null)[] };
+  if (queries.totalsFromGroups) {
+    const groups = await run(queries.groups);
+    const [buyers] = (await run(queries.totals))[0]!;
+    return totalsFromGroups(groups, keys.length, buyers as number);
+  }
+  const totals = (await run(queries.totals))[0]! as (number | null)[];
+  return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
 }
 
 /**

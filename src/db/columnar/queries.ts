@@ -2,7 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
-import { MAX_SUMMARY_GROUPS, type SourceLayout, type TimeBucket } from './protocol.js';
+import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
 import type { OffsetSpan } from './time-zones.js';
 
 /**
@@ -185,20 +185,28 @@ const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day:
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
  * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses, told apart by hash.
  */
-const MEASURES = [
+const MEASURE_LIST = [
   'count(*)',
   'coalesce(round(sum(c.amount), 2), 0)',
   'coalesce(round(sum(c.tax_amount), 2), 0)',
   'coalesce(round(sum(c.shipping_amount), 2), 0)',
   'round(avg(c.amount), 2)',
   `count(DISTINCT c.${hashedColumn('email')})`,
-].join(', ');
+];
+const MEASURES = MEASURE_LIST.join(', ');
+
+// After the measures, what the totals need of each group: its sums unrounded, and its amounts counted (for the average).
+const GROUP_SUMS = ['sum(c.amount)', 'sum(c.tax_amount)', 'sum(c.shipping_amount)', 'count(c.amount)'].join(', ');
 
 /**
  * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
  * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
  * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
  * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
+ *
+ * Where each row is in one group only (keys, and no array among them), the groups also carry
+ * GROUP_SUMS and `totals` counts only the buyers, the one measure the groups cannot add up to:
+ * totalsFromGroups makes the rest, and the matching rows are read once for the sums instead of twice.
  */
 export function summaryQueries(
   table: string,
@@ -207,10 +215,12 @@ export function summaryQueries(
   upTo: number,
   groupBy: GroupKey[],
   offsets: OffsetSpan[],
-): { groups: DuckDbQuery; totals: DuckDbQuery } {
+): { groups: DuckDbQuery; totals: DuckDbQuery; totalsFromGroups: boolean } {
   const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const totalsFromGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
   const totalsParams = new BoundParams(accountId, upTo);
-  const totals = { sql: `${matched(totalsParams)} SELECT ${MEASURES} FROM c`, params: totalsParams };
+  const totalsMeasures = totalsFromGroups ? `count(DISTINCT c.${hashedColumn('email')})` : MEASURES;
+  const totals = { sql: `${matched(totalsParams)} SELECT ${totalsMeasures} FROM c`, params: totalsParams };
 
   const params = new BoundParams(accountId, upTo);
   const joins: string[] = [];
@@ -225,10 +235,39 @@ export function summaryQueries(
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, format: undefined };
   });
-  const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${MEASURES} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
+  const measures = totalsFromGroups ? `${MEASURES}, ${GROUP_SUMS}` : MEASURES;
+  const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
   const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${keys.map((_, index) => `k${index}`).join(', ')}) FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
-  return { groups: { sql, params }, totals };
+  return { groups: { sql, params }, totals, totalsFromGroups };
+}
+
+/**
+ * The groups of a summary whose statement carried GROUP_SUMS (summaryQueries), without them, and
+ * the totals made of them as MEASURES makes them of the rows: counts and sums added up, money
+ * rounded to cents as DuckDB's round(x, 2) does, the average of every amount; `buyers` counted apart.
+ */
+export function totalsFromGroups(rows: SummaryRows['groups'], keyCount: number, buyers: number): SummaryRows {
+  const measured = keyCount + MEASURE_LIST.length;
+  let [conversions, amount, tax, shipping, amounts] = [0, 0, 0, 0, 0];
+  for (const row of rows) {
+    conversions += row[keyCount] as number;
+    const [groupAmount, groupTax, groupShipping, groupAmounts] = row.slice(measured) as (number | null)[];
+    amount += groupAmount ?? 0;
+    tax += groupTax ?? 0;
+    shipping += groupShipping ?? 0;
+    amounts += groupAmounts ?? 0;
+  }
+  return {
+    groups: rows.map((row) => row.slice(0, measured)),
+    totals: [conversions, roundToCents(amount), roundToCents(tax), roundToCents(shipping), amounts === 0 ? null : roundToCents(amount / amounts), buyers],
+  };
+}
+
+/** DuckDB's round(x, 2) of a DOUBLE: x × 100 rounded half away from zero, divided by 100. */
+export function roundToCents(value: number): number {
+  const scaled = value * 100;
+  return (Math.sign(scaled) * Math.round(Math.abs(scaled))) / 100;
 }
 
 /** The offset to add to `c.created_at` for local time: one number, or a CASE over the changes (numbers computed, never text asked). */

@@ -176,7 +176,7 @@ FROM conversions
 WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT;
 
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c GROUP BY ALL)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), sum(c.amount), sum(c.tax_amount), sum(c.shipping_amount), count(c.amount) FROM c GROUP BY ALL)
 SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
@@ -184,11 +184,11 @@ LIMIT 10001;
 
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
-SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
+SELECT count(DISTINCT c.email_hash)
 FROM c;
 
 -- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c GROUP BY ALL)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), sum(c.amount), sum(c.tax_amount), sum(c.shipping_amount), count(c.amount) FROM c GROUP BY ALL)
 SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
@@ -196,7 +196,7 @@ LIMIT 10001;
 
 -- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
-SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
+SELECT count(DISTINCT c.email_hash)
 FROM c;
 
 -- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).groups
