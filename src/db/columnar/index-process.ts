@@ -226,6 +226,7 @@ async function createTables(connection: DuckDBConnection): Promise<void> {
 }
 
 async function prepareIndexing(): Promise<void> {
+  for (const statement of indexing ?? []) statement.destroySync();
   indexing = [];
   for (const statement of indexingStatements(table, columns, hashed, sourceLayout)) indexing.push(await writer.prepare(statement));
 }
@@ -403,7 +404,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   if (queries.totalsFromGroups) {
     const groups = await run(queries.groups);
     const [buyers] = (await run(queries.totals))[0]!;
-    return totalsFromGroups(groups, keys.length, buyers as number);
+    return totalsFromGroups(groups, buyers as number);
   }
   const totals = (await run(queries.totals))[0]! as (number | null)[];
   return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };

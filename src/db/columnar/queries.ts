@@ -185,18 +185,33 @@ const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day:
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
  * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses, told apart by hash.
  */
-const MEASURE_LIST = [
+const MEASURES = [
   'count(*)',
   'coalesce(round(sum(c.amount), 2), 0)',
   'coalesce(round(sum(c.tax_amount), 2), 0)',
   'coalesce(round(sum(c.shipping_amount), 2), 0)',
   'round(avg(c.amount), 2)',
   `count(DISTINCT c.${hashedColumn('email')})`,
-];
-const MEASURES = MEASURE_LIST.join(', ');
+].join(', ');
 
-// After the measures, what the totals need of each group: its sums unrounded, and its amounts counted (for the average).
-const GROUP_SUMS = ['sum(c.amount)', 'sum(c.tax_amount)', 'sum(c.shipping_amount)', 'count(c.amount)'].join(', ');
+// What the totals need of each group besides its measures: its conversions, its sums unrounded, its amounts counted.
+const GROUP_SUMS: Record<string, string> = {
+  group_conversions: 'count(*)',
+  group_amount: 'sum(c.amount)',
+  group_tax: 'sum(c.tax_amount)',
+  group_shipping: 'sum(c.shipping_amount)',
+  group_amounts: 'count(c.amount)',
+};
+// The totals but the buyers, as MEASURES makes them of the rows, made of every group's sums (before the LIMIT) and written on each group.
+const TOTALS_OVER_GROUPS = [
+  '(sum(group_conversions) OVER ())::BIGINT',
+  'coalesce(round(sum(group_amount) OVER (), 2), 0)',
+  'coalesce(round(sum(group_tax) OVER (), 2), 0)',
+  'coalesce(round(sum(group_shipping) OVER (), 2), 0)',
+  'round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)',
+];
+// Those totals when nothing matches, as MEASURES gives them of no rows.
+const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
 
 /**
  * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
@@ -204,9 +219,10 @@ const GROUP_SUMS = ['sum(c.amount)', 'sum(c.tax_amount)', 'sum(c.shipping_amount
  * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
  * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
  *
- * Where each row is in one group only (keys, and no array among them), the groups also carry
- * GROUP_SUMS and `totals` counts only the buyers, the one measure the groups cannot add up to:
- * totalsFromGroups makes the rest, and the matching rows are read once for the sums instead of twice.
+ * Where each row is in one group only (keys, and no array among them), each group also carries
+ * the totals but the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one
+ * measure the groups cannot add up to (totalsFromGroups puts them together): the matching rows
+ * are summed once instead of twice.
  */
 export function summaryQueries(
   table: string,
@@ -235,39 +251,21 @@ export function summaryQueries(
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, format: undefined };
   });
-  const measures = totalsFromGroups ? `${MEASURES}, ${GROUP_SUMS}` : MEASURES;
+  const groupSums = totalsFromGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
+  const measures = `${MEASURES}${groupSums.join('')}`;
   const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
-  const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${keys.map((_, index) => `k${index}`).join(', ')}) FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
+  const excluded = [...keys.map((_, index) => `k${index}`), ...(totalsFromGroups ? Object.keys(GROUP_SUMS) : [])];
+  const totalsOnGroups = totalsFromGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
+  const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
   return { groups: { sql, params }, totals, totalsFromGroups };
 }
 
-/**
- * The groups of a summary whose statement carried GROUP_SUMS (summaryQueries), without them, and
- * the totals made of them as MEASURES makes them of the rows: counts and sums added up, money
- * rounded to cents as DuckDB's round(x, 2) does, the average of every amount; `buyers` counted apart.
- */
-export function totalsFromGroups(rows: SummaryRows['groups'], keyCount: number, buyers: number): SummaryRows {
-  const measured = keyCount + MEASURE_LIST.length;
-  let [conversions, amount, tax, shipping, amounts] = [0, 0, 0, 0, 0];
-  for (const row of rows) {
-    conversions += row[keyCount] as number;
-    const [groupAmount, groupTax, groupShipping, groupAmounts] = row.slice(measured) as (number | null)[];
-    amount += groupAmount ?? 0;
-    tax += groupTax ?? 0;
-    shipping += groupShipping ?? 0;
-    amounts += groupAmounts ?? 0;
-  }
-  return {
-    groups: rows.map((row) => row.slice(0, measured)),
-    totals: [conversions, roundToCents(amount), roundToCents(tax), roundToCents(shipping), amounts === 0 ? null : roundToCents(amount / amounts), buyers],
-  };
-}
-
-/** DuckDB's round(x, 2) of a DOUBLE: x × 100 rounded half away from zero, divided by 100. */
-export function roundToCents(value: number): number {
-  const scaled = value * 100;
-  return (Math.sign(scaled) * Math.round(Math.abs(scaled))) / 100;
+/** The rows of a summary's groups that end with TOTALS_OVER_GROUPS (summaryQueries), as groups and totals, with `buyers` counted apart. */
+export function totalsFromGroups(rows: SummaryRows['groups'], buyers: number): SummaryRows {
+  const width = TOTALS_OVER_GROUPS.length;
+  const totals = (rows[0]?.slice(-width) ?? TOTALS_OF_NOTHING) as (number | null)[];
+  return { groups: rows.map((row) => row.slice(0, -width)), totals: [...totals, buyers] };
 }
 
 /** The offset to add to `c.created_at` for local time: one number, or a CASE over the changes (numbers computed, never text asked). */

@@ -176,8 +176,8 @@ FROM conversions
 WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT;
 
 -- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), sum(c.amount), sum(c.tax_amount), sum(c.shipping_amount), count(c.amount) FROM c GROUP BY ALL)
-SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT date_trunc('day', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), count(*) AS group_conversions, sum(c.amount) AS group_amount, sum(c.tax_amount) AS group_tax, sum(c.shipping_amount) AS group_shipping, count(c.amount) AS group_amounts FROM c GROUP BY ALL)
+SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1, group_conversions, group_amount, group_tax, group_shipping, group_amounts), (sum(group_conversions) OVER ())::BIGINT, coalesce(round(sum(group_amount) OVER (), 2), 0), coalesce(round(sum(group_tax) OVER (), 2), 0), coalesce(round(sum(group_shipping) OVER (), 2), 0), round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
@@ -188,8 +188,8 @@ SELECT count(DISTINCT c.email_hash)
 FROM c;
 
 -- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), sum(c.amount), sum(c.tax_amount), sum(c.shipping_amount), count(c.amount) FROM c GROUP BY ALL)
-SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1)
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), g AS (SELECT date_trunc('month', make_timestamp((c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END) * 1000000)) AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), count(*) AS group_conversions, sum(c.amount) AS group_amount, sum(c.tax_amount) AS group_tax, sum(c.shipping_amount) AS group_shipping, count(c.amount) AS group_amounts FROM c GROUP BY ALL)
+SELECT strftime(k0, '%Y-%m-%d'), k1, * EXCLUDE (k0, k1, group_conversions, group_amount, group_tax, group_shipping, group_amounts), (sum(group_conversions) OVER ())::BIGINT, coalesce(round(sum(group_amount) OVER (), 2), 0), coalesce(round(sum(group_tax) OVER (), 2), 0), coalesce(round(sum(group_shipping) OVER (), 2), 0), round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
