@@ -26,3 +26,15 @@ export const tooSlow = (limitMs: number) =>
     503,
     `the database took longer than ${limitMs / 1000} s over this request and it was stopped: ask again later (a list can also be narrowed by more selective filters)`,
   );
+
+/**
+ * A question the columnar index of conversions did not answer within the statement time limit:
+ * most often while it catches up after a large import, which `percentDone` then says how far it is.
+ */
+export function indexTooSlow(limitMs: number, percentDone: number | undefined): AppError {
+  if (percentDone === undefined) return tooSlow(limitMs);
+  return new AppError(
+    503,
+    `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${limitMs / 1000} s: ask again in a minute`,
+  );
+}

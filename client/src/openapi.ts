@@ -395,7 +395,7 @@ export interface components {
         "application/json": string;
       };
     };
-    /** @description The database did not answer in time (STATEMENT_TIMEOUT_MS) or was busy with another write; nothing was changed, so the request may be sent again */
+    /** @description The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again */
     Unavailable: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];

@@ -74,19 +74,20 @@ interface Batch {
  * were when the export began.
  */
 export async function* exportChunks(source: ExportSource, format: ExportFormat): AsyncGenerator<Uint8Array | string> {
-  if (format === 'csv') yield CSV_HEADER;
   const read = (afterId: number, upTo: number | undefined) => {
     const reading = readBatch(source, format, afterId, upTo);
     // A consumer that stops reading leaves the batch read ahead unawaited; its failure is nobody's.
     reading.catch(() => {});
     return reading;
   };
-  let next = read(0, undefined);
-  for (;;) {
-    const batch = await next;
-    if (!batch) return;
-    next = read(batch.lastId, batch.upTo);
+  // The first batch is read before anything is yielded, so that a first chunk asked for before
+  // the answer begins (the route's) fails as the whole request, not as a broken download.
+  let batch = await read(0, undefined);
+  if (format === 'csv') yield CSV_HEADER;
+  while (batch) {
+    const next = read(batch.lastId, batch.upTo);
     yield batch.text;
+    batch = await next;
   }
 }
 

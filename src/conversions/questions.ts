@@ -89,6 +89,8 @@ export function openConversionQuestions(config: Config, database: Database, log:
       threads: config.columnar.threads,
       pollMs: POLL_MS,
       niceness: NICENESS,
+      // A question is waited for as long as a database statement of a request may run.
+      questionTimeoutMs: config.requestStatementTimeoutMs,
     },
     log,
   );

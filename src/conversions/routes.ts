@@ -90,6 +90,10 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     },
     async (request, reply) => {
       const { format, chunks } = conversions.export(request.accountId, request.dataVersion, request.query, request.headers.accept);
+      // Its first chunk is awaited before the answer begins: a failure to start (the index too
+      // slow to answer) is an error answer, not a download broken at its first byte.
+      const reading = chunks();
+      const first = await reading.next();
       const date = new Date().toISOString().slice(0, 10);
       // Compressed when Accept-Encoding allows gzip (which adds accept-encoding to Vary). A
       // failure part way ends the response early: the client sees a broken download. A byte
@@ -98,7 +102,14 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
         .type(EXPORT_CONTENT_TYPES[format])
         .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
         .header('vary', 'accept')
-        .compress(Readable.from(chunks(), { objectMode: false }));
+        .compress(Readable.from(startingWith(first, reading), { objectMode: false }));
     },
   );
 };
+
+/** The chunks of `rest`, after the one already read from it. */
+async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
+}

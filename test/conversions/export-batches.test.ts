@@ -76,6 +76,16 @@ describe('exportChunks', () => {
     await chunks.return(undefined);
   });
 
+  test('nothing is yielded, not even the CSV header, before the first batch is read: a failure to start fails the first chunk', async () => {
+    const failing: ExportSource = {
+      ...sourceOf(10).source,
+      idsAfter: async () => {
+        throw new Error('the index did not answer in time');
+      },
+    };
+    for (const format of ['ndjson', 'csv'] as const) await assert.rejects(exportChunks(failing, format).next(), /did not answer in time/, format);
+  });
+
   test('a line missing from what the database joined fails the export instead of sending less', async () => {
     const { source } = sourceOf(10, (ids) =>
       ids

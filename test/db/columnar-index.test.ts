@@ -257,6 +257,44 @@ describeEachEngine('the columnar index process', (engine) => {
     });
   });
 
+  test('a question it cannot answer within the time limit, waiting for a long catch-up, is a 503 that says how far it is; then answered exactly', async () => {
+    const database = await freshDatabase(engine);
+    const { id } = await new AccountService(database.db).findOrCreateAccount('patient');
+    const imported = records(30_000, 10);
+    await insertConversions(database, id, imported);
+    // The index is built as the app starts: 30,000 rows take far longer than the limit.
+    const app = await buildApp({ config: testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 }, requestStatementTimeoutMs: 50 }), database });
+    try {
+      await app.ready();
+      const key = await new AccountService(database.db).createKey('patient');
+      const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+
+      const exported = await get('/api/v1/conversions/export');
+      assert.equal(exported.statusCode, 503, 'an export that cannot start is an error answer, not a broken download');
+      assert.match(exported.json(), /ask again/);
+      const refusals: string[] = [];
+      const givenUpAt = Date.now() + 120_000;
+      let answer = await get('/api/v1/conversions');
+      while (answer.statusCode === 503 && Date.now() < givenUpAt) {
+        refusals.push(answer.json());
+        answer = await get('/api/v1/conversions');
+      }
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(answer.json().totalEntries, imported.length);
+      assert.ok(refusals.length > 0, 'the first question came before the index had caught up');
+      for (const message of refusals) assert.match(message, /ask again/);
+      assert.ok(
+        refusals.some((message) => /^the index of conversions is catching up after a large write \(\d+% done\)/.test(message)),
+        `some refusal says how far the catch-up is: ${refusals.slice(0, 3).join(' | ')}`,
+      );
+      const lines = (await get('/api/v1/conversions/export')).body.trimEnd().split('\n');
+      assert.equal(lines.length, imported.length);
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+
   test('ends with a service killed, leaving no file of its own behind', async () => {
     const database = await freshDatabase(engine);
     const temporaryDir = tempDir();

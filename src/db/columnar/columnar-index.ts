@@ -6,6 +6,7 @@ import type { Filter } from '../../filters/parse.js';
 import { startChildProcess } from '../child-process.js';
 import {
   type BatchOfIds,
+  type CatchUpProgress,
   type ColumnarAnswer,
   type ColumnarOptions,
   type ColumnarQuestion,
@@ -16,12 +17,36 @@ import {
   type SummaryRows,
 } from './protocol.js';
 
-export type { BatchOfIds, PageOfIds, SummaryRows } from './protocol.js';
+export type { BatchOfIds, CatchUpProgress, PageOfIds, SummaryRows } from './protocol.js';
 
 export type IndexSettings = Omit<ColumnarOptions, 'file' | 'temporary'> & {
   /** The DuckDB file to keep, or undefined for one of this instance's own, removed when it closes. */
   file: string | undefined;
+  /** How long a question is waited for, catching up included, before it fails with IndexTooSlowError. */
+  questionTimeoutMs: number;
 };
+
+/**
+ * A question the index did not answer in time (IndexSettings.questionTimeoutMs): most often
+ * one that waits for a long catch-up, after a large import or while the index is built afresh,
+ * which `progress` then tells how far it is.
+ */
+export class IndexTooSlowError extends Error {
+  constructor(
+    readonly limitMs: number,
+    readonly progress: CatchUpProgress | undefined,
+  ) {
+    super(`the columnar index did not answer within ${limitMs} ms`);
+    this.name = 'IndexTooSlowError';
+  }
+
+  /** How much of the catch-up under way is done, in whole percent; undefined when none is. */
+  get percentDone(): number | undefined {
+    if (!this.progress) return undefined;
+    const { fromId, atId, toId } = this.progress;
+    return Math.floor((100 * (atId - fromId)) / Math.max(1, toId - fromId));
+  }
+}
 
 // Files this process has open: a second index over the same file (two apps in one process) gets its own.
 const filesInUse = new Set<string>();
@@ -40,6 +65,8 @@ export class ColumnarIndex {
   private markOpened!: (opened: boolean) => void;
   /** Settles once the first process has opened the index (true) or failed to (false); it may still be catching up. */
   readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
+  /** How far the long catch-up under way has come, if one is. */
+  catchingUp: CatchUpProgress | undefined;
 
   constructor(
     private readonly settings: IndexSettings,
@@ -72,11 +99,29 @@ export class ColumnarIndex {
     return this.ask({ kind: 'ids', accountId, dataVersion, filters, afterId, upTo, limit }) as Promise<BatchOfIds>;
   }
 
+  /**
+   * Sends a question and waits for its answer up to the time limit. The process goes on with a
+   * question given up on (its catch-up serves the next one); its late answer is dropped.
+   */
   private ask(question: ColumnarQuestion): Promise<ColumnarAnswer> {
     const child = this.child ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const limitMs = this.settings.questionTimeoutMs;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new IndexTooSlowError(limitMs, this.catchingUp));
+      }, limitMs);
+      this.pending.set(id, {
+        resolve: (answer) => {
+          clearTimeout(timer);
+          resolve(answer);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
       child.send({ id, ...question } satisfies ColumnarRequest);
     });
   }
@@ -96,9 +141,11 @@ export class ColumnarIndex {
   private start(): ChildProcess {
     const child = startChildProcess(import.meta.url, 'index-process');
     this.child = child;
-    child.send({ ...this.settings, file: this.file, temporary: this.ownFile } satisfies ColumnarOptions);
+    const { questionTimeoutMs: _, ...options } = this.settings;
+    child.send({ ...options, file: this.file, temporary: this.ownFile } satisfies ColumnarOptions);
     child.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
+      else if ('catchingUp' in message) this.catchingUp = message.catchingUp ?? undefined;
       else if ('opened' in message) this.markOpened(true);
       else if ('failed' in message) {
         this.markOpened(false);
@@ -113,6 +160,7 @@ export class ColumnarIndex {
     });
     const stopped = (error: Error) => {
       if (this.child === child) this.child = undefined;
+      this.catchingUp = undefined;
       for (const waiting of this.pending.values()) waiting.reject(error);
       this.pending.clear();
     };

@@ -277,18 +277,30 @@ function catchUp(): Promise<void> {
 
 async function appendNewRows(): Promise<void> {
   const began = performance.now();
+  const fromId = watermark;
   let appended = 0;
   let loggedAt = 0;
-  for (;;) {
-    const rows = await source.rowsAfter(watermark, BATCH_ROWS);
-    if (rows.length === 0 || closing) break;
-    await appendInOneTransaction(rows);
-    watermark = Number(rows.at(-1)![0]);
-    appended += rows.length;
-    if (appended - loggedAt >= 10 * BATCH_ROWS) {
-      log(`columnar index: ${appended} rows indexed, up to id ${watermark}`);
-      loggedAt = appended;
+  // Known once the first batch is a full one: the questions that wait meanwhile are told how far it is.
+  let toId: number | undefined;
+  try {
+    for (;;) {
+      const rows = await source.rowsAfter(watermark, BATCH_ROWS);
+      if (rows.length === 0 || closing) break;
+      if (toId === undefined && rows.length === BATCH_ROWS) {
+        toId = await source.largestId();
+        send({ catchingUp: { fromId, atId: watermark, toId } });
+      }
+      await appendInOneTransaction(rows);
+      watermark = Number(rows.at(-1)![0]);
+      appended += rows.length;
+      if (toId !== undefined) send({ catchingUp: { fromId, atId: watermark, toId: Math.max(toId, watermark) } });
+      if (appended - loggedAt >= 10 * BATCH_ROWS) {
+        log(`columnar index: ${appended} rows indexed, up to id ${watermark}`);
+        loggedAt = appended;
+      }
     }
+  } finally {
+    if (toId !== undefined) send({ catchingUp: null });
   }
   if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   uncheckpointedRows += appended;

@@ -48,6 +48,16 @@ export interface ColumnarOptions {
   niceness: number;
 }
 
+/** How far a long catch-up (after a large import, or building the index afresh) has come: the source's ids it spans. */
+export interface CatchUpProgress {
+  /** The largest id indexed when it began. */
+  fromId: number;
+  /** The largest id indexed so far. */
+  atId: number;
+  /** The largest id in the source when it began. */
+  toId: number;
+}
+
 /** A question about one account's rows, exact as of its data version `dataVersion` at least. */
 interface Question {
   accountId: number;
@@ -97,7 +107,9 @@ export type ColumnarResponse =
   | { opened: true }
   /** The process could not start: it ends. */
   | { failed: string }
-  | { log: string };
+  | { log: string }
+  /** A long catch-up's progress, sent as it begins and after each batch; null once it has ended. */
+  | { catchingUp: CatchUpProgress | null };
 
 /** Removes an index's file, its journal and what DuckDB spilled beside it. */
 export function removeIndexFiles(file: string): void {
