@@ -107,7 +107,12 @@ describeEachEngine('questions apart from the service', (engine) => {
     const waited = Date.now() - started;
     assert.equal(assets.statusCode, 200, assets.body);
     assert.equal(health.statusCode, 200);
-    const answered = await question;
+    // A catch-up that outlasts the time limit (a slow machine) makes it a 503 that says so: asked again.
+    let answered = await question;
+    while (answered.statusCode === 503) {
+      assert.match(answered.json(), /^the index of conversions is catching up/);
+      answered = await get('/api/v1/conversions?amount.gte=0');
+    }
     assert.equal(answered.statusCode, 200, answered.body);
     assert.equal(answered.json().totalEntries, CONVERSIONS);
     assert.ok(waited < 250, `answered after ${waited} ms, behind the question`);

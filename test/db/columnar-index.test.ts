@@ -282,13 +282,12 @@ describeEachEngine('the columnar index process', (engine) => {
       assert.equal(answer.statusCode, 200, answer.body);
       assert.equal(answer.json().totalEntries, imported.length);
       assert.ok(refusals.length > 0, 'the first question came before the index had caught up');
+      // Any refusal says to ask again; once caught up, one may still be a question slower than the 50 ms limit.
       for (const message of refusals) assert.match(message, /ask again/);
       assert.ok(
         refusals.some((message) => /^the index of conversions is catching up after a large write \(\d+% done\)/.test(message)),
         `some refusal says how far the catch-up is: ${refusals.slice(0, 3).join(' | ')}`,
       );
-      const lines = (await get('/api/v1/conversions/export')).body.trimEnd().split('\n');
-      assert.equal(lines.length, imported.length);
     } finally {
       await app.close();
       await database.close();

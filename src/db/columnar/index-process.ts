@@ -119,6 +119,13 @@ let watermark = 0;
 const freshAt = new Map<number, number>();
 /** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
 let uncheckpointedRows = 0;
+/**
+ * The questions being answered. The connections close only once these have settled: DuckDB
+ * 1.5 deadlocks when a connection closes under a statement still running on it (the statement's
+ * end destroys the connection's context while holding its lock), and a question the service
+ * gave up on (its time limit) may still be running when the service closes the index.
+ */
+const beingAnswered = new Set<Promise<unknown>>();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 let closing = false;
@@ -151,16 +158,22 @@ function answer(request: ColumnarRequest): void {
     void close().then(() => process.exit(0));
     return;
   }
+  if (closing) {
+    send({ id: request.id, error: 'the columnar index is closing' });
+    return;
+  }
   const answering =
     request.kind === 'page'
       ? page(request.accountId, request.dataVersion, request.filters, request.page)
       : request.kind === 'summary'
         ? summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone)
         : idsAfter(request.accountId, request.dataVersion, request.filters, request.afterId, request.upTo, request.limit);
-  answering.then(
+  const sent = answering.then(
     (answer) => send({ id: request.id, answer }),
     (error: Error) => send({ id: request.id, error: error.message }, () => endIfInvalidated(error)),
   );
+  beingAnswered.add(sent);
+  void sent.finally(() => beingAnswered.delete(sent));
 }
 
 /**
@@ -483,6 +496,7 @@ async function close(): Promise<void> {
   closing = true;
   clearInterval(poll);
   await running?.catch(() => {});
+  await Promise.allSettled(beingAnswered);
   reader.closeSync();
   writer.closeSync();
   instance.closeSync();
