@@ -74,7 +74,7 @@ export function loadConfig(env: Env = process.env): Config {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
-  return {
+  const config: Config = {
     port: integerVar('PORT', read('PORT'), 3000, 0, 65535),
     host: read('HOST') ?? '127.0.0.1',
     dataDir: path.resolve(read('DATA_DIR') ?? './data'),
@@ -113,6 +113,14 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey: bootstrapKeyVar(read('BOOTSTRAP_API_KEY')),
     logLevel: logLevelVar(read('LOG_LEVEL')),
   };
+  // The connection's idle timeout would close a request's connection while its statement still ran.
+  if (config.requestStatementTimeoutMs >= config.idleTimeoutMs) {
+    throw new ConfigError(
+      'STATEMENT_TIMEOUT_MS',
+      `must be less than IDLE_TIMEOUT_MS (${config.idleTimeoutMs}), which closes a connection that stays silent that long, a request still being answered included`,
+    );
+  }
+  return config;
 }
 
 function integerVar(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
