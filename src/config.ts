@@ -117,7 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.requestStatementTimeoutMs >= config.idleTimeoutMs) {
     throw new ConfigError(
       'STATEMENT_TIMEOUT_MS',
-      `must be less than IDLE_TIMEOUT_MS (${config.idleTimeoutMs}), which closes a connection that stays silent that long, a request still being answered included`,
+      `(${config.requestStatementTimeoutMs}) must be less than IDLE_TIMEOUT_MS (${config.idleTimeoutMs}), which closes a connection that stays silent that long, a request still being answered included: lower the one or raise the other`,
     );
   }
   return config;

@@ -32,9 +32,15 @@ export const tooSlow = (limitMs: number) =>
  * most often while it catches up after a large import, which `percentDone` then says how far it is.
  */
 export function indexTooSlow(limitMs: number, percentDone: number | undefined): AppError {
-  if (percentDone === undefined) return tooSlow(limitMs);
+  const seconds = `${limitMs / 1000} s`;
+  if (percentDone === undefined) {
+    return new AppError(
+      503,
+      `the index of conversions took longer than ${seconds} over this request: ask again later (a list can also be narrowed by more selective filters)`,
+    );
+  }
   return new AppError(
     503,
-    `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${limitMs / 1000} s: ask again in a minute`,
+    `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${seconds}: ask again in a minute`,
   );
 }

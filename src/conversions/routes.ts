@@ -107,9 +107,23 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
   );
 };
 
-/** The chunks of `rest`, after the one already read from it. */
-async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
-  if (first.done) return;
-  yield first.value;
-  yield* rest;
+/**
+ * The chunks of `rest`, the one already read from it first. A plain iterator rather than a
+ * generator: a stream ended before its first read still ends `rest` (its return), which a
+ * generator that never started would not pass on.
+ */
+function startingWith<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncIterableIterator<T> {
+  let unread: IteratorResult<T> | undefined = first;
+  return {
+    next: () => {
+      const result = unread ?? rest.next();
+      unread = undefined;
+      return Promise.resolve(result);
+    },
+    return: (value?: unknown) => rest.return(value as T),
+    throw: (error?: unknown) => rest.throw(error),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }

@@ -260,9 +260,9 @@ describeEachEngine('the columnar index process', (engine) => {
   test('a question it cannot answer within the time limit, waiting for a long catch-up, is a 503 that says how far it is; then answered exactly', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('patient');
-    const imported = records(30_000, 10);
+    const imported = records(40_000, 10);
     await insertConversions(database, id, imported);
-    // The index is built as the app starts: 30,000 rows take far longer than the limit.
+    // The index is built as the app starts: 40,000 rows take far longer than the limit.
     const app = await buildApp({ config: testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 }, requestStatementTimeoutMs: 50 }), database });
     try {
       await app.ready();
@@ -271,8 +271,7 @@ describeEachEngine('the columnar index process', (engine) => {
 
       const exported = await get('/api/v1/conversions/export');
       assert.equal(exported.statusCode, 503, 'an export that cannot start is an error answer, not a broken download');
-      assert.match(exported.json(), /ask again/);
-      const refusals: string[] = [];
+      const refusals: string[] = [exported.json()];
       const givenUpAt = Date.now() + 120_000;
       let answer = await get('/api/v1/conversions');
       while (answer.statusCode === 503 && Date.now() < givenUpAt) {
@@ -281,7 +280,6 @@ describeEachEngine('the columnar index process', (engine) => {
       }
       assert.equal(answer.statusCode, 200, answer.body);
       assert.equal(answer.json().totalEntries, imported.length);
-      assert.ok(refusals.length > 0, 'the first question came before the index had caught up');
       // Any refusal says to ask again; once caught up, one may still be a question slower than the 50 ms limit.
       for (const message of refusals) assert.match(message, /ask again/);
       assert.ok(

@@ -100,8 +100,9 @@ export class ColumnarIndex {
   }
 
   /**
-   * Sends a question and waits for its answer up to the time limit. The process goes on with a
-   * question given up on (its catch-up serves the next one); its late answer is dropped.
+   * Sends a question and waits for its answer up to the time limit. A question given up on is
+   * forgotten by the process unless it is running already (its catch-up goes on and serves the
+   * next one); a late answer is dropped.
    */
   private ask(question: ColumnarQuestion): Promise<ColumnarAnswer> {
     const child = this.child ?? this.start();
@@ -111,6 +112,7 @@ export class ColumnarIndex {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new IndexTooSlowError(limitMs, this.catchingUp));
+        if (this.child === child && child.connected) child.send({ kind: 'forget', id } satisfies ColumnarRequest);
       }, limitMs);
       this.pending.set(id, {
         resolve: (answer) => {

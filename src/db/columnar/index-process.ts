@@ -26,6 +26,7 @@ import {
 import { openRowSource, type RowSource } from './source.js';
 import {
   type BatchOfIds,
+  type ColumnarAnswer,
   type ColumnarOptions,
   type ColumnarRequest,
   type ColumnarResponse,
@@ -125,7 +126,9 @@ let uncheckpointedRows = 0;
  * end destroys the connection's context while holding its lock), and a question the service
  * gave up on (its time limit) may still be running when the service closes the index.
  */
-const beingAnswered = new Set<Promise<unknown>>();
+const beingAnswered = new Map<number, Promise<unknown>>();
+/** Questions being answered that the service has stopped waiting for: not run if they have not begun. */
+const forgotten = new Set<number>();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 let closing = false;
@@ -158,22 +161,33 @@ function answer(request: ColumnarRequest): void {
     void close().then(() => process.exit(0));
     return;
   }
+  if (request.kind === 'forget') {
+    if (beingAnswered.has(request.id)) forgotten.add(request.id);
+    return;
+  }
   if (closing) {
     send({ id: request.id, error: 'the columnar index is closing' });
     return;
   }
-  const answering =
-    request.kind === 'page'
-      ? page(request.accountId, request.dataVersion, request.filters, request.page)
-      : request.kind === 'summary'
-        ? summary(request.accountId, request.dataVersion, request.filters, request.groupBy, request.timeZone)
-        : idsAfter(request.accountId, request.dataVersion, request.filters, request.afterId, request.upTo, request.limit);
+  const { id, accountId, dataVersion, filters } = request;
+  // A question that waits for a catch-up waits here, so that one the service has given up on meanwhile is not run.
+  const waits = request.kind !== 'ids' || request.upTo === undefined;
+  const answering = (async (): Promise<ColumnarAnswer | undefined> => {
+    if (waits) await caughtUpFor(accountId, dataVersion);
+    if (forgotten.has(id)) return undefined;
+    if (request.kind === 'page') return page(accountId, dataVersion, filters, request.page);
+    if (request.kind === 'summary') return summary(accountId, dataVersion, filters, request.groupBy, request.timeZone);
+    return idsAfter(accountId, dataVersion, filters, request.afterId, request.upTo, request.limit);
+  })();
   const sent = answering.then(
-    (answer) => send({ id: request.id, answer }),
-    (error: Error) => send({ id: request.id, error: error.message }, () => endIfInvalidated(error)),
+    (answer) => answer && send({ id, answer }),
+    (error: Error) => send({ id, error: error.message }, () => endIfInvalidated(error)),
   );
-  beingAnswered.add(sent);
-  void sent.finally(() => beingAnswered.delete(sent));
+  beingAnswered.set(id, sent);
+  void sent.finally(() => {
+    beingAnswered.delete(id);
+    forgotten.delete(id);
+  });
 }
 
 /**
@@ -496,7 +510,7 @@ async function close(): Promise<void> {
   closing = true;
   clearInterval(poll);
   await running?.catch(() => {});
-  await Promise.allSettled(beingAnswered);
+  await Promise.allSettled(beingAnswered.values());
   reader.closeSync();
   writer.closeSync();
   instance.closeSync();

@@ -97,8 +97,12 @@ export type ColumnarQuestion =
 
 export type ColumnarAnswer = PageOfIds | SummaryRows | BatchOfIds;
 
-/** A question, numbered for its answer, or the service closing the index: the process ends once it has. */
-export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { kind: 'close' };
+/**
+ * A question, numbered for its answer; the service no longer waiting for question `id` (its time
+ * limit passed), which is then not run if it has not begun; or the service closing the index:
+ * the process ends once it has.
+ */
+export type ColumnarRequest = (ColumnarQuestion & { id: number }) | { kind: 'forget'; id: number } | { kind: 'close' };
 
 export type ColumnarResponse =
   | { id: number; answer: ColumnarAnswer }
