@@ -7,6 +7,8 @@ export class AppError extends Error {
   constructor(
     readonly statusCode: 400 | 401 | 404 | 409 | 413 | 503,
     message: string,
+    /** Sent as Retry-After where the service can tell when asking again is worth it. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
@@ -18,7 +20,7 @@ export const unauthorized = (message: string) => new AppError(401, message);
 export const notFound = (message: string) => new AppError(404, message);
 
 /** A write that waited out another writer (an import holding the embedded database) and gave up. */
-export const busy = () => new AppError(503, 'the database is busy with another write, such as a conversions import: send this again in a few seconds');
+export const busy = () => new AppError(503, 'the database is busy with another write, such as a conversions import: send this again in a few seconds', 5);
 
 /** A question the database could not answer within the statement time limit (STATEMENT_TIMEOUT_MS). */
 export const tooSlow = (limitMs: number) =>
@@ -42,5 +44,6 @@ export function indexTooSlow(limitMs: number, percentDone: number | undefined): 
   return new AppError(
     503,
     `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${seconds}: ask again in a minute`,
+    60,
   );
 }

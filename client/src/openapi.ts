@@ -395,13 +395,14 @@ export interface components {
         "application/json": string;
       };
     };
-    /** @description The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again */
+    /** @description The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent) */
     Unavailable: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
         "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "Retry-After": components["headers"]["RetryAfter"];
       };
       content: {
         "application/json": string;

@@ -14,6 +14,7 @@ export function errorHandler(error: FastifyError | AppError, request: FastifyReq
   if (status >= 400 && status < 500) return sendJson(reply, clientStatus(request, status), clientMessage(error));
   if (error instanceof AppError) {
     request.log.warn({ err: error }, 'request stopped');
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
     return sendJson(reply, clientStatus(request, status), error.message);
   }
   request.log.error({ err: error }, 'request failed');

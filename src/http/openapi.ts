@@ -21,9 +21,9 @@ const COMMON_HEADERS = {
   'X-RateLimit-Reset': ref('RateLimitReset'),
 };
 
-const errorAnswer = (description: string, example: string) => ({
+const errorAnswer = (description: string, example: string, headers = {}) => ({
   description,
-  headers: COMMON_HEADERS,
+  headers: { ...COMMON_HEADERS, ...headers },
   content: { 'application/json': { schema: { type: 'string', description: 'What went wrong and how to fix it' }, example } },
 });
 
@@ -46,8 +46,9 @@ const SHARED_RESPONSES = {
   '503': [
     'Unavailable',
     errorAnswer(
-      'The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again',
+      'The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent)',
       'the database took longer than 15 s over this request and it was stopped: ask again later (a list can also be narrowed by more selective filters)',
+      { 'Retry-After': ref('RetryAfter') },
     ),
   ],
 } as const;

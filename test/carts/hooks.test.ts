@@ -106,6 +106,7 @@ describeEachEngine('cart notifications', (engine) => {
     );
     if (engine === 'sqlite') {
       assert.match(replies[0]!.json(), /busy/);
+      assert.equal(replies[0]!.headers['retry-after'], '5', 'the cart is told when to send it again');
       const metrics = (await ctx.app.inject({ url: '/metrics' })).body;
       assert.match(metrics, /acds_cart_notifications_total\{cart="generic",outcome="failed"\} 3/);
       assert.equal((await eventsOf('receipt.between=HELD-,HELD-~')).length, 0);
