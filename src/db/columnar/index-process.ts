@@ -170,14 +170,14 @@ function answer(request: ColumnarRequest): void {
     return;
   }
   const { id, accountId, dataVersion, filters } = request;
-  // A question that waits for a catch-up waits here, so that one the service has given up on meanwhile is not run.
-  const waits = request.kind !== 'ids' || request.upTo === undefined;
   const answering = (async (): Promise<ColumnarAnswer | undefined> => {
-    if (waits) await caughtUpFor(accountId, dataVersion);
+    // An export's later batch reads up to its first's watermark; anything else waits for the
+    // rows as of its data version, and is not run if the service gave up on it meanwhile.
+    const upTo = request.kind === 'ids' && request.upTo !== undefined ? request.upTo : await caughtUpFor(accountId, dataVersion);
     if (forgotten.has(id)) return undefined;
-    if (request.kind === 'page') return page(accountId, dataVersion, filters, request.page);
-    if (request.kind === 'summary') return summary(accountId, dataVersion, filters, request.groupBy, request.timeZone);
-    return idsAfter(accountId, dataVersion, filters, request.afterId, request.upTo, request.limit);
+    if (request.kind === 'page') return page(accountId, upTo, filters, request.page);
+    if (request.kind === 'summary') return summary(accountId, upTo, filters, request.groupBy, request.timeZone);
+    return idsAfter(accountId, upTo, filters, request.afterId, request.limit);
   })();
   const sent = answering.then(
     (answer) => answer && send({ id, answer }),
@@ -389,12 +389,11 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
 }
 
 /**
- * The number of the account's rows matching `filters` and the ids of page `page`, exact as of
- * the account's data version `dataVersion` or later. Counts and full pages stay cached across
- * appends (AppendOnlyAnswers): only rows above the id they were counted up to are counted anew.
+ * The number of the account's rows up to id `upTo` matching `filters` and the ids of page
+ * `page`. Counts and full pages stay cached across appends (AppendOnlyAnswers): only rows above
+ * the id they were counted up to are counted anew.
  */
-async function page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
-  const upTo = await caughtUpFor(accountId, dataVersion);
+async function page(accountId: number, upTo: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const key = `${accountId}:${filterKey(filters)}`;
   const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(table, accountId, filters, above, upTo)))[0]![0]);
 
@@ -428,9 +427,8 @@ async function caughtUpFor(accountId: number, dataVersion: number): Promise<numb
   return watermark;
 }
 
-/** The sums of the account's rows matching `filters`, by the keys of `groupBy` (none: one group of all). */
-async function summary(accountId: number, dataVersion: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
-  const upTo = await caughtUpFor(accountId, dataVersion);
+/** The sums of the account's rows up to id `upTo` matching `filters`, by the keys of `groupBy` (none: one group of all). */
+async function summary(accountId: number, upTo: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
   const keys = groupBy.map((name): GroupKey => {
     if ((TIME_BUCKETS as readonly string[]).includes(name)) return { bucket: name as TimeBucket };
     const column = columns.find((candidate) => candidate.name === name);
@@ -440,7 +438,7 @@ async function summary(accountId: number, dataVersion: number, filters: Filter[]
   const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
   const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
-  if (queries.totalsFromGroups) {
+  if (queries.totalsInGroups) {
     const groups = await run(queries.groups);
     const [buyers] = (await run(queries.totals))[0]!;
     return totalsFromGroups(groups, buyers as number);
@@ -485,18 +483,10 @@ function either(pick: (a: number, b: number) => number, a: number | undefined, b
   return a === undefined ? b : b === undefined ? a : pick(a, b);
 }
 
-/** The next `limit` ids after `afterId` of the account's rows matching `filters`, up to `upTo` (now when undefined). */
-async function idsAfter(
-  accountId: number,
-  dataVersion: number,
-  filters: Filter[],
-  afterId: number,
-  upTo: number | undefined,
-  limit: number,
-): Promise<BatchOfIds> {
-  const until = upTo ?? (await caughtUpFor(accountId, dataVersion));
-  const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, until, afterId, limit))).map((row) => Number(row[0]));
-  return { ids, upTo: until };
+/** The next `limit` ids after `afterId` of the account's rows up to id `upTo` matching `filters`. */
+async function idsAfter(accountId: number, upTo: number, filters: Filter[], afterId: number, limit: number): Promise<BatchOfIds> {
+  const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, upTo, afterId, limit))).map((row) => Number(row[0]));
+  return { ids, upTo };
 }
 
 /** A DuckDB value as JSON has it: counts and integers arrive as bigint. */

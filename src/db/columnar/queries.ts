@@ -231,11 +231,11 @@ export function summaryQueries(
   upTo: number,
   groupBy: GroupKey[],
   offsets: OffsetSpan[],
-): { groups: DuckDbQuery; totals: DuckDbQuery; totalsFromGroups: boolean } {
+): { groups: DuckDbQuery; totals: DuckDbQuery; totalsInGroups: boolean } {
   const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
-  const totalsFromGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
+  const totalsInGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
   const totalsParams = new BoundParams(accountId, upTo);
-  const totalsMeasures = totalsFromGroups ? `count(DISTINCT c.${hashedColumn('email')})` : MEASURES;
+  const totalsMeasures = totalsInGroups ? `count(DISTINCT c.${hashedColumn('email')})` : MEASURES;
   const totals = { sql: `${matched(totalsParams)} SELECT ${totalsMeasures} FROM c`, params: totalsParams };
 
   const params = new BoundParams(accountId, upTo);
@@ -251,14 +251,14 @@ export function summaryQueries(
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, format: undefined };
   });
-  const groupSums = totalsFromGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
+  const groupSums = totalsInGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
   const measures = `${MEASURES}${groupSums.join('')}`;
   const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
-  const excluded = [...keys.map((_, index) => `k${index}`), ...(totalsFromGroups ? Object.keys(GROUP_SUMS) : [])];
-  const totalsOnGroups = totalsFromGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
+  const excluded = [...keys.map((_, index) => `k${index}`), ...(totalsInGroups ? Object.keys(GROUP_SUMS) : [])];
+  const totalsOnGroups = totalsInGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
   const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
-  return { groups: { sql, params }, totals, totalsFromGroups };
+  return { groups: { sql, params }, totals, totalsInGroups };
 }
 
 /** The rows of a summary's groups that end with TOTALS_OVER_GROUPS (summaryQueries), as groups and totals, with `buyers` counted apart. */
