@@ -103,7 +103,7 @@ export async function buildApp({
   const assets = new AssetService(database, blobs);
   const carts = new CartService(database);
   sweepOrphanedBlobs(app, assets, { shared: config.s3 !== undefined });
-  const metrics = new Metrics(database);
+  const metrics = new Metrics(database, questions.status);
   const redis = config.redisUrl ? await openRedis(config.redisUrl, app.log) : undefined;
   if (redis) {
     app.addHook('onClose', async () => {
@@ -144,7 +144,7 @@ export async function buildApp({
     blobs,
     rateLimit: { ...config.publicRateLimit, ...rateLimitShared, redisNamespace: `${redisNamespace}public:` },
   });
-  await app.register(operationsRoutes, { database, blobs, redis, metrics });
+  await app.register(operationsRoutes, { database, blobs, redis, conversionIndex: questions.status, metrics });
   await app.register(consoleRoutes);
   await app.register(cartHookRoutes, {
     carts,

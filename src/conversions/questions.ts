@@ -62,6 +62,7 @@ export class ConversionQuestions {
   }
 
   summary: ColumnarIndex['summary'] = (...question) => this.index.summary(...question);
+  status: ColumnarIndex['status'] = () => this.index.status();
   idsAfter: ColumnarIndex['idsAfter'] = (...question) => this.index.idsAfter(...question);
   close = () => this.index.close();
 }

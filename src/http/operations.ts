@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { IndexStatus } from '../db/columnar/columnar-index.js';
 import type { Database } from '../db/database.js';
 import type { BlobStore } from '../storage/blob-store.js';
 
@@ -10,6 +11,8 @@ export interface OperationsOptions {
   database: Database;
   blobs: BlobStore;
   redis: Redis | undefined;
+  /** How the columnar index of conversions stands. */
+  conversionIndex: () => IndexStatus;
 }
 
 /** Prometheus metrics of one app; a registry of its own, so that apps in one process never mix. */
@@ -41,8 +44,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(database: Database) {
+  constructor(database: Database, conversionIndex: () => IndexStatus) {
     collectDefaultMetrics({ register: this.registry, prefix: 'acds_' });
+    new Gauge({
+      name: 'acds_conversion_index_rows_behind',
+      help: 'Conversions the columnar index has yet to take in during a long catch-up (after a large import, or while it builds itself); 0 otherwise',
+      registers: [this.registry],
+      collect() {
+        this.set(conversionIndex().rowsBehind);
+      },
+    });
     new Gauge({
       name: 'acds_db_pool_connections',
       help: 'PostgreSQL pool connections by state (total, idle, waiting clients); absent on SQLite',
@@ -66,7 +77,7 @@ type CheckResult = 'ok' | 'unreachable' | 'not configured';
  */
 export const operationsRoutes = fp(async function operationsRoutes(
   app: FastifyInstance,
-  { database, blobs, redis, metrics }: OperationsOptions & { metrics: Metrics },
+  { database, blobs, redis, conversionIndex, metrics }: OperationsOptions & { metrics: Metrics },
 ) {
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) };
@@ -81,13 +92,16 @@ export const operationsRoutes = fp(async function operationsRoutes(
       database: await probe(() => sql`select 1`.execute(database.db)),
       blobStore: await probe(() => blobs.check()),
       redis: redis ? await probe(() => redis.ping()) : ('not configured' as CheckResult),
+      conversionIndex: conversionIndex().state,
     };
     for (const [name, result] of Object.entries(checks)) {
       if (result === 'unreachable') request.log.error({ check: name }, `readiness: ${name} is unreachable`);
     }
-    // Without Redis the service still answers correctly, only unlimited: degraded, not down.
+    // Without Redis the service still answers correctly, only unlimited; without its index of
+    // conversions (or while it catches up) everything but questions about conversions: degraded, not down.
     const ready = checks.database === 'ok' && checks.blobStore === 'ok';
-    const status = !ready ? 'unavailable' : checks.redis === 'unreachable' ? 'degraded' : 'ready';
+    const degraded = checks.redis === 'unreachable' || checks.conversionIndex !== 'ok';
+    const status = !ready ? 'unavailable' : degraded ? 'degraded' : 'ready';
     return reply.code(ready ? 200 : 503).send({ status, checks });
   });
 

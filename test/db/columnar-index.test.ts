@@ -8,8 +8,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { AccountService } from '../../src/accounts/service.js';
+import { openConversionQuestions } from '../../src/conversions/questions.js';
+import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
+import { IndexTooSlowError } from '../../src/db/columnar/columnar-index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { parseFilters } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
 import { insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
 import { SERVICE_KEY, childProcessesOf, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
@@ -272,14 +276,29 @@ describeEachEngine('the columnar index process', (engine) => {
       const exported = await get('/api/v1/conversions/export');
       assert.equal(exported.statusCode, 503, 'an export that cannot start is an error answer, not a broken download');
       const refusals = [exported];
+      const readinessMeanwhile: { ready: any; rowsBehind: number }[] = [];
       const givenUpAt = Date.now() + 120_000;
       let answer = await get('/api/v1/conversions');
       while (answer.statusCode === 503 && Date.now() < givenUpAt) {
         refusals.push(answer);
+        const ready = await get('/readyz');
+        const rowsBehind = Number(/^acds_conversion_index_rows_behind (\d+)$/m.exec((await get('/metrics')).body)?.[1]);
+        readinessMeanwhile.push({ ready: { statusCode: ready.statusCode, ...ready.json() }, rowsBehind });
         answer = await get('/api/v1/conversions');
       }
       assert.equal(answer.statusCode, 200, answer.body);
       assert.equal(answer.json().totalEntries, imported.length);
+      // Meanwhile the instance stayed ready for everything else, and said its index was catching up.
+      const catchingUp = readinessMeanwhile.filter(({ ready }) => ready.checks.conversionIndex === 'catching up');
+      assert.ok(catchingUp.length > 0, `readiness said the index was catching up: ${JSON.stringify(readinessMeanwhile.slice(0, 3))}`);
+      for (const { ready, rowsBehind } of catchingUp) {
+        assert.equal(ready.statusCode, 200);
+        assert.equal(ready.status, 'degraded');
+        assert.ok(rowsBehind > 0 && rowsBehind <= imported.length, `rows behind: ${rowsBehind}`);
+      }
+      const ready = await get('/readyz');
+      assert.deepEqual([ready.statusCode, ready.json().status, ready.json().checks.conversionIndex], [200, 'ready', 'ok']);
+      assert.match((await get('/metrics')).body, /^acds_conversion_index_rows_behind 0$/m);
       // Any refusal says to ask again; once caught up, one may still be a question slower than the 50 ms limit.
       const messages: string[] = refusals.map((refusal) => refusal.json());
       for (const message of messages) assert.match(message, /ask again/);
@@ -288,6 +307,36 @@ describeEachEngine('the columnar index process', (engine) => {
       for (const refusal of sayingHowFar) assert.equal(refusal.headers['retry-after'], '60', 'asking again in a minute');
     } finally {
       await app.close();
+      await database.close();
+    }
+  });
+
+  test('a question past the time limit is stopped where it runs, so that the question after it is answered in time', async () => {
+    const database = await freshDatabase(engine);
+    const { id } = await new AccountService(database.db).findOrCreateAccount('heavy');
+    // Sixty tracking codes a conversion: a summary by code, hour and source groups 1,200,000 rows, far past the limit.
+    const imported = records(20_000, 12).map((record): Conversion => ({ ...record, tracking_codes: Array.from({ length: 60 }, (_, code) => `tc-${code}`) }));
+    await insertConversions(database, id, imported);
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database, { requestStatementTimeoutMs: 200 }), database, (message) => logged.push(message));
+    const filtersOf = (query: Record<string, string>) => parseFilters(query, conversionCatalogue, []);
+    try {
+      // Asked until the index has caught up within the limit.
+      const givenUpAt = Date.now() + 120_000;
+      for (;;) {
+        const answered = await questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1).catch((error: unknown) => error);
+        if (!(answered instanceof IndexTooSlowError) || Date.now() > givenUpAt) break;
+      }
+      const heavy = await questions.summary(id, 1, [], ['tracking_codes', 'hour', 'utm_source'], 'UTC').catch((error: unknown) => error);
+      assert.ok(heavy instanceof IndexTooSlowError, `the heavy summary outlasts the limit: ${String(heavy)}`);
+      const { total } = await questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1);
+      assert.equal(total, imported.filter((record) => record.amount >= 30).length);
+      assert.ok(
+        logged.some((message) => /stopped a question past the time limit/.test(message)),
+        `the index process says it stopped the heavy one: ${logged.join(' | ')}`,
+      );
+    } finally {
+      await questions.close();
       await database.close();
     }
   });

@@ -29,7 +29,7 @@ describeEachEngine('health, readiness and metrics', (engine) => {
       const ready = await ctx.app.inject({ url: '/readyz' });
       assert.equal(ready.statusCode, 200);
       const redis = engine === 'postgres' && REDIS_URL ? 'ok' : 'not configured';
-      assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', blobStore: 'ok', redis } });
+      assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', blobStore: 'ok', redis, conversionIndex: 'ok' } });
     }
   });
 
@@ -62,7 +62,7 @@ describe('readiness when a dependency is down', () => {
       fs.rmSync(path.join(database.dataDir, 'blobs'), { recursive: true });
       const ready = await app.inject({ url: '/readyz' });
       assert.equal(ready.statusCode, 503);
-      assert.deepEqual(ready.json(), { status: 'unavailable', checks: { database: 'ok', blobStore: 'unreachable', redis: 'not configured' } });
+      assert.deepEqual(ready.json(), { status: 'unavailable', checks: { database: 'ok', blobStore: 'unreachable', redis: 'not configured', conversionIndex: 'ok' } });
     } finally {
       await app.close();
       await database.close();
@@ -79,7 +79,7 @@ describe('readiness when a dependency is down', () => {
       }
       const ready = await ctx.app.inject({ url: '/readyz' });
       assert.equal(ready.statusCode, 200);
-      assert.deepEqual(ready.json(), { status: 'degraded', checks: { database: 'ok', blobStore: 'ok', redis: 'unreachable' } });
+      assert.deepEqual(ready.json(), { status: 'degraded', checks: { database: 'ok', blobStore: 'ok', redis: 'unreachable', conversionIndex: 'ok' } });
     } finally {
       await ctx.close();
     }

@@ -84,7 +84,7 @@ describe('two instances behind one load balancer', { skip: ready ? false : 'need
     assert.equal(range.status, 206);
     assert.equal(await range.text(), 'shared');
     const ready = await (await fetch(`${b.baseUrl}/readyz`)).json();
-    assert.deepEqual(ready, { status: 'ready', checks: { database: 'ok', blobStore: 'ok', redis: 'ok' } });
+    assert.deepEqual(ready, { status: 'ready', checks: { database: 'ok', blobStore: 'ok', redis: 'ok', conversionIndex: 'ok' } });
   });
 
   test('requests from one IP alternating between the instances get their 61st answered with 429', async () => {

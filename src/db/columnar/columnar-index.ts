@@ -48,6 +48,16 @@ export class IndexTooSlowError extends Error {
   }
 }
 
+/**
+ * How the index stands, for readiness and metrics: answering (`ok`), in a long catch-up after a
+ * large write or while it builds itself (questions may wait past their time limit meanwhile), or
+ * not opened at all; `rowsBehind`, the rows a long catch-up has yet to take in.
+ */
+export interface IndexStatus {
+  state: 'ok' | 'catching up' | 'unavailable';
+  rowsBehind: number;
+}
+
 // Files this process has open: a second index over the same file (two apps in one process) gets its own.
 const filesInUse = new Set<string>();
 
@@ -63,10 +73,17 @@ export class ColumnarIndex {
   private readonly file: string;
   private readonly ownFile: boolean;
   private markOpened!: (opened: boolean) => void;
+  private openFailed = false;
   /** Settles once the first process has opened the index (true) or failed to (false); it may still be catching up. */
   readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
   /** How far the long catch-up under way has come, if one is. */
   catchingUp: CatchUpProgress | undefined;
+
+  status(): IndexStatus {
+    if (this.openFailed) return { state: 'unavailable', rowsBehind: 0 };
+    if (!this.catchingUp) return { state: 'ok', rowsBehind: 0 };
+    return { state: 'catching up', rowsBehind: this.catchingUp.toId - this.catchingUp.atId };
+  }
 
   constructor(
     private readonly settings: IndexSettings,
@@ -148,8 +165,11 @@ export class ColumnarIndex {
     child.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
       else if ('catchingUp' in message) this.catchingUp = message.catchingUp ?? undefined;
-      else if ('opened' in message) this.markOpened(true);
-      else if ('failed' in message) {
+      else if ('opened' in message) {
+        this.openFailed = false;
+        this.markOpened(true);
+      } else if ('failed' in message) {
+        this.openFailed = true;
         this.markOpened(false);
         this.log(`columnar index: cannot start: ${message.failed}`);
         stopped(new Error(`the columnar index cannot start: ${message.failed}`));

@@ -93,7 +93,7 @@ const COUNTED_PAGES = 10;
 
 const log = (message: string) => send({ log: message });
 /** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
-const rowsOf = async ({ sql, params }: DuckDbQuery) => (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
+type RowsOf = (query: DuckDbQuery) => Promise<unknown[][]>;
 
 let source: RowSource;
 let instance: DuckDBInstance;
@@ -123,12 +123,16 @@ let uncheckpointedRows = 0;
 /**
  * The questions being answered. The connections close only once these have settled: DuckDB
  * 1.5 deadlocks when a connection closes under a statement still running on it (the statement's
- * end destroys the connection's context while holding its lock), and a question the service
- * gave up on (its time limit) may still be running when the service closes the index.
+ * end destroys the connection's context while holding its lock); closing interrupts the
+ * statement running, so that they settle at once.
  */
 const beingAnswered = new Map<number, Promise<unknown>>();
-/** Questions being answered that the service has stopped waiting for: not run if they have not begun. */
+/** Questions being answered that the service has stopped waiting for: not run if they have not begun, interrupted if they have. */
 const forgotten = new Set<number>();
+/** The question whose statement runs on the reader now, if any (statementRows). */
+let statementOf: number | undefined;
+/** The end of the last statement given a turn on the reader. */
+let turns: Promise<unknown> = Promise.resolve();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 let closing = false;
@@ -162,7 +166,12 @@ function answer(request: ColumnarRequest): void {
     return;
   }
   if (request.kind === 'forget') {
-    if (beingAnswered.has(request.id)) forgotten.add(request.id);
+    if (!beingAnswered.has(request.id)) return;
+    forgotten.add(request.id);
+    if (statementOf === request.id) {
+      reader.interrupt();
+      log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
+    }
     return;
   }
   if (closing) {
@@ -170,24 +179,50 @@ function answer(request: ColumnarRequest): void {
     return;
   }
   const { id, accountId, dataVersion, filters } = request;
+  const rowsOf: RowsOf = (query) => statementRows(id, query);
   const answering = (async (): Promise<ColumnarAnswer | undefined> => {
     // An export's later batch reads up to its first's watermark; anything else waits for the
     // rows as of its data version, and is not run if the service gave up on it meanwhile.
     const upTo = request.kind === 'ids' && request.upTo !== undefined ? request.upTo : await caughtUpFor(accountId, dataVersion);
     if (forgotten.has(id)) return undefined;
-    if (request.kind === 'page') return page(accountId, upTo, filters, request.page);
-    if (request.kind === 'summary') return summary(accountId, upTo, filters, request.groupBy, request.timeZone);
-    return idsAfter(accountId, upTo, filters, request.afterId, request.limit);
+    if (request.kind === 'page') return page(rowsOf, accountId, upTo, filters, request.page);
+    if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, filters, request.groupBy, request.timeZone);
+    return idsAfter(rowsOf, accountId, upTo, filters, request.afterId, request.limit);
   })();
   const sent = answering.then(
     (answer) => answer && send({ id, answer }),
-    (error: Error) => send({ id, error: error.message }, () => endIfInvalidated(error)),
+    (error: Error) => {
+      // Nobody waits for the answer of a question given up on, nor for why it stopped.
+      if (forgotten.has(id)) endIfInvalidated(error);
+      else send({ id, error: error.message }, () => endIfInvalidated(error));
+    },
   );
   beingAnswered.set(id, sent);
   void sent.finally(() => {
     beingAnswered.delete(id);
     forgotten.delete(id);
   });
+}
+
+/**
+ * Runs a statement of question `questionId` on the reader once the statements before it have
+ * ended: one at a time, so that the process knows whose statement runs and can interrupt it
+ * when the service gives up on its question. Left running, it would hold up every question
+ * after it. A question given up on, or the index closing, begins no more statements.
+ */
+function statementRows(questionId: number, { sql, params }: DuckDbQuery): Promise<unknown[][]> {
+  const turn = turns.then(async () => {
+    if (forgotten.has(questionId)) throw new Error('the service gave up on this question');
+    if (closing) throw new Error('the columnar index is closing');
+    statementOf = questionId;
+    try {
+      return (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
+    } finally {
+      statementOf = undefined;
+    }
+  });
+  turns = turn.catch(() => {});
+  return turn;
 }
 
 /**
@@ -393,7 +428,7 @@ function appenderOf(column: FilterColumn): (appender: DuckDBAppender, value: unk
  * `page`. Counts and full pages stay cached across appends (AppendOnlyAnswers): only rows above
  * the id they were counted up to are counted anew.
  */
-async function page(accountId: number, upTo: number, filters: Filter[], page: number): Promise<PageOfIds> {
+async function page(rowsOf: RowsOf, accountId: number, upTo: number, filters: Filter[], page: number): Promise<PageOfIds> {
   const key = `${accountId}:${filterKey(filters)}`;
   const count = async (above: number): Promise<number> => Number((await rowsOf(countQuery(table, accountId, filters, above, upTo)))[0]![0]);
 
@@ -428,14 +463,14 @@ async function caughtUpFor(accountId: number, dataVersion: number): Promise<numb
 }
 
 /** The sums of the account's rows up to id `upTo` matching `filters`, by the keys of `groupBy` (none: one group of all). */
-async function summary(accountId: number, upTo: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
   const keys = groupBy.map((name): GroupKey => {
     if ((TIME_BUCKETS as readonly string[]).includes(name)) return { bucket: name as TimeBucket };
     const column = columns.find((candidate) => candidate.name === name);
     if (!column) throw new Error(`the index has no column ${name}`);
     return { column };
   });
-  const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(accountId, upTo, timeZone) : [];
+  const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(rowsOf, accountId, upTo, timeZone) : [];
   const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   if (queries.totalsInGroups) {
@@ -451,8 +486,8 @@ async function summary(accountId: number, upTo: number, filters: Filter[], group
  * The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`, from a
  * span of whole months around them, so that the offsets found stay good as rows arrive.
  */
-async function offsetsOver(accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
-  const span = await createdAtSpan(accountId, upTo);
+async function offsetsOver(rowsOf: RowsOf, accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
+  const span = await createdAtSpan(rowsOf, accountId, upTo);
   const now = Math.floor(Date.now() / 1000);
   const from = Math.floor((span.earliest ?? now) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
   const to = Math.ceil(((span.latest ?? now) + 1) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
@@ -466,7 +501,7 @@ async function offsetsOver(accountId: number, upTo: number, timeZone: string): P
 }
 
 /** The earliest and the latest `created_at` of the account's rows up to `upTo`: those above the ids read before, added to what they gave. */
-async function createdAtSpan(accountId: number, upTo: number): Promise<CreatedAtSpan> {
+async function createdAtSpan(rowsOf: RowsOf, accountId: number, upTo: number): Promise<CreatedAtSpan> {
   const known = createdAtSpans.get(accountId);
   if (known && known.upTo >= upTo) return known;
   const above = known?.upTo ?? 0;
@@ -484,7 +519,7 @@ function either(pick: (a: number, b: number) => number, a: number | undefined, b
 }
 
 /** The next `limit` ids after `afterId` of the account's rows up to id `upTo` matching `filters`. */
-async function idsAfter(accountId: number, upTo: number, filters: Filter[], afterId: number, limit: number): Promise<BatchOfIds> {
+async function idsAfter(rowsOf: RowsOf, accountId: number, upTo: number, filters: Filter[], afterId: number, limit: number): Promise<BatchOfIds> {
   const ids = (await rowsOf(idsAfterQuery(table, accountId, filters, upTo, afterId, limit))).map((row) => Number(row[0]));
   return { ids, upTo };
 }
@@ -499,6 +534,8 @@ function plain(value: unknown): string | number | null {
 async function close(): Promise<void> {
   closing = true;
   clearInterval(poll);
+  // No statement begins once closing; the one running stops.
+  if (statementOf !== undefined) reader.interrupt();
   await running?.catch(() => {});
   await Promise.allSettled(beingAnswered.values());
   reader.closeSync();
