@@ -62,7 +62,10 @@ describe('readiness when a dependency is down', () => {
       fs.rmSync(path.join(database.dataDir, 'blobs'), { recursive: true });
       const ready = await app.inject({ url: '/readyz' });
       assert.equal(ready.statusCode, 503);
-      assert.deepEqual(ready.json(), { status: 'unavailable', checks: { database: 'ok', blobStore: 'unreachable', redis: 'not configured', conversionIndex: 'ok' } });
+      assert.deepEqual(ready.json(), {
+        status: 'unavailable',
+        checks: { database: 'ok', blobStore: 'unreachable', redis: 'not configured', conversionIndex: 'ok' },
+      });
     } finally {
       await app.close();
       await database.close();
