@@ -36,6 +36,18 @@ const QUESTIONS: { query: string; matches: (record: Conversion) => boolean }[] =
 
 const records = (count: number, seed: number): Conversion[] => [...syntheticConversions(count, { random: seededRandom(seed) })];
 
+/** What `ask` answers, asked again while the index does not answer within its time limit (for two minutes at most). */
+async function untilAnswered<T>(ask: () => Promise<T>): Promise<T> {
+  const givenUpAt = Date.now() + 120_000;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (!(error instanceof IndexTooSlowError) || Date.now() > givenUpAt) throw error;
+    }
+  }
+}
+
 /** Every page of a question: the total it reports, and the receipts in the order listed. */
 async function everyPage(
   get: (url: string) => Promise<{ statusCode: number; body: string; json(): any }>,
@@ -294,8 +306,13 @@ describeEachEngine('the columnar index process', (engine) => {
       for (const { ready, rowsBehind } of catchingUp) {
         assert.equal(ready.statusCode, 200);
         assert.equal(ready.status, 'degraded');
-        assert.ok(rowsBehind > 0 && rowsBehind <= imported.length, `rows behind: ${rowsBehind}`);
+        // Read apart from readiness, the metric may already be of the catch-up's end.
+        assert.ok(rowsBehind >= 0 && rowsBehind <= imported.length, `rows behind: ${rowsBehind}`);
       }
+      assert.ok(
+        readinessMeanwhile.some(({ rowsBehind }) => rowsBehind > 0),
+        'the metric counted rows behind',
+      );
       const ready = await get('/readyz');
       assert.deepEqual([ready.statusCode, ready.json().status, ready.json().checks.conversionIndex], [200, 'ready', 'ok']);
       assert.match((await get('/metrics')).body, /^acds_conversion_index_rows_behind 0$/m);
@@ -311,30 +328,27 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
-  test('a question past the time limit is stopped where it runs, so that the question after it is answered in time', async () => {
+  test('a question past the time limit is interrupted where it runs, and the questions after it are answered', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('heavy');
-    // Sixty tracking codes a conversion: a summary by code, hour and source groups 1,200,000 rows, far past the limit.
-    const imported = records(20_000, 12).map((record): Conversion => ({ ...record, tracking_codes: Array.from({ length: 60 }, (_, code) => `tc-${code}`) }));
+    // Sixty tracking codes a conversion: a summary by code, hour and source groups 1,800,000 rows, far past the limit.
+    const imported = records(30_000, 12).map((record): Conversion => ({ ...record, tracking_codes: Array.from({ length: 60 }, (_, code) => `tc-${code}`) }));
     await insertConversions(database, id, imported);
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database, { requestStatementTimeoutMs: 200 }), database, (message) => logged.push(message));
     const filtersOf = (query: Record<string, string>) => parseFilters(query, conversionCatalogue, []);
+    const stopped = () => logged.some((message) => /stopped a question past the time limit/.test(message));
     try {
-      // Asked until the index has caught up within the limit.
-      const givenUpAt = Date.now() + 120_000;
-      for (;;) {
-        const answered = await questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1).catch((error: unknown) => error);
-        if (!(answered instanceof IndexTooSlowError) || Date.now() > givenUpAt) break;
-      }
+      // The first question waits for the index to catch up, and later ones too on a slow machine.
+      await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1));
       const heavy = await questions.summary(id, 1, [], ['tracking_codes', 'hour', 'utm_source'], 'UTC').catch((error: unknown) => error);
       assert.ok(heavy instanceof IndexTooSlowError, `the heavy summary outlasts the limit: ${String(heavy)}`);
-      const { total } = await questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1);
+      // The index process says so when DuckDB ends the statement with an interrupt; left to run, it would not.
+      const givenUpAt = Date.now() + 30_000;
+      while (!stopped() && Date.now() < givenUpAt) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(stopped(), `the heavy statement was interrupted: ${logged.join(' | ')}`);
+      const { total } = await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1));
       assert.equal(total, imported.filter((record) => record.amount >= 30).length);
-      assert.ok(
-        logged.some((message) => /stopped a question past the time limit/.test(message)),
-        `the index process says it stopped the heavy one: ${logged.join(' | ')}`,
-      );
     } finally {
       await questions.close();
       await database.close();

@@ -90,6 +90,8 @@ const CHECKPOINT_ROWS = 50_000;
 const LOCK_WAIT_MS = 10_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
+// How often a statement to stop is interrupted again until it ends (interruptWhileRunning).
+const INTERRUPT_AGAIN_MS = 10;
 
 const log = (message: string) => send({ log: message });
 /** The rows a question's statement answers, DuckDB's values as they come (integers as bigint). */
@@ -168,10 +170,7 @@ function answer(request: ColumnarRequest): void {
   if (request.kind === 'forget') {
     if (!beingAnswered.has(request.id)) return;
     forgotten.add(request.id);
-    if (statementOf === request.id) {
-      reader.interrupt();
-      log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
-    }
+    if (statementOf === request.id) interruptWhileRunning(request.id);
     return;
   }
   if (closing) {
@@ -217,12 +216,29 @@ function statementRows(questionId: number, { sql, params }: DuckDbQuery): Promis
     statementOf = questionId;
     try {
       return (await reader.runAndReadAll(sql, params.values, params.types)).getRows();
+    } catch (error) {
+      if (forgotten.has(questionId) && /^INTERRUPT/.test((error as Error).message)) {
+        log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
+      }
+      throw error;
     } finally {
       statementOf = undefined;
     }
   });
   turns = turn.catch(() => {});
   return turn;
+}
+
+/**
+ * Interrupts the statement of question `questionId` now and until it ends: DuckDB forgets an
+ * interrupt that comes while a statement is still being prepared, so one is not enough.
+ */
+function interruptWhileRunning(questionId: number): void {
+  reader.interrupt();
+  const again = setInterval(() => {
+    if (statementOf === questionId) reader.interrupt();
+    else clearInterval(again);
+  }, INTERRUPT_AGAIN_MS);
 }
 
 /**
@@ -314,6 +330,8 @@ async function checkSource(): Promise<void> {
   await writer.run("DELETE FROM index_meta WHERE key = 'source'");
   await writer.run("INSERT INTO index_meta VALUES ('source', $1)", [identity]);
   if (largest - watermark >= LOG_FROM_ROWS) log(`columnar index: indexing conversions after id ${watermark}, up to id ${largest}`);
+  // Said before the index opens, so that readiness tells a long build from its first moment (appendNewRows goes on from here).
+  if (largest - watermark >= BATCH_ROWS) send({ catchingUp: { fromId: watermark, atId: watermark, toId: largest } });
 }
 
 /**
@@ -535,7 +553,7 @@ async function close(): Promise<void> {
   closing = true;
   clearInterval(poll);
   // No statement begins once closing; the one running stops.
-  if (statementOf !== undefined) reader.interrupt();
+  if (statementOf !== undefined) interruptWhileRunning(statementOf);
   await running?.catch(() => {});
   await Promise.allSettled(beingAnswered.values());
   reader.closeSync();
