@@ -57,13 +57,12 @@ function csvCell(value: unknown): string {
 export interface ExportSource {
   idsAfter(afterId: number, upTo: number | undefined, limit: number): Promise<{ ids: number[]; upTo: number }>;
   entriesByIds(ids: number[]): Promise<{ id: number; entry_json: string }[]>;
-  /** The lines of these conversions, in id order, in parts of whole lines. */
-  ndjsonByIds(ids: number[]): Promise<(Uint8Array | string)[]>;
+  ndjsonByIds(ids: number[]): Promise<Uint8Array | string>;
 }
 
-/** One batch of an export: its text in parts, the last id in it, and the watermark every batch is read at. */
+/** One batch of an export: its text, the last id in it, and the watermark every batch is read at. */
 interface Batch {
-  parts: (Uint8Array | string)[];
+  text: Uint8Array | string;
   lastId: number;
   upTo: number;
 }
@@ -87,7 +86,7 @@ export async function* exportChunks(source: ExportSource, format: ExportFormat):
   if (format === 'csv') yield CSV_HEADER;
   while (batch) {
     const next = read(batch.lastId, batch.upTo);
-    yield* batch.parts;
+    yield batch.text;
     batch = await next;
   }
 }
@@ -102,15 +101,15 @@ async function readBatch(source: ExportSource, format: ExportFormat, afterId: nu
       ids,
       rows.map((row) => row.id),
     );
-    return { parts: [rows.map((row) => csvRow(JSON.parse(withId(row.id, row.entry_json)))).join('')], lastId, upTo: watermark };
+    return { text: rows.map((row) => csvRow(JSON.parse(withId(row.id, row.entry_json)))).join(''), lastId, upTo: watermark };
   }
-  const parts = await source.ndjsonByIds(ids);
-  checkIds(ids, parts.flatMap(lineIds));
-  return { parts, lastId, upTo: watermark };
+  const lines = await source.ndjsonByIds(ids);
+  checkIds(ids, lineIds(lines));
+  return { text: lines, lastId, upTo: watermark };
 }
 
-// Checked here, the count and the order of the lines the database joined, so that neither a
-// missing row nor a line out of order ever goes out unnoticed.
+// The database joins a batch's lines in the order its subquery reads them; checked here, with
+// the count, so that neither a missing row nor a line out of order ever goes out unnoticed.
 function checkIds(asked: number[], read: number[]): void {
   if (read.length !== asked.length) throw new Error(`the columnar index listed ${asked.length} conversions, the database holds ${read.length} of them`);
   for (let index = 0; index < asked.length; index++) {

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
-import type { BulkText } from '../db/adapter.js';
+import type { Database } from '../db/adapter.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
 
@@ -12,7 +12,7 @@ export class ConversionRepository {
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
-    private readonly bulkText: BulkText = { asBytes: (text) => text, rowsPerValue: undefined },
+    private readonly textAsBytes: Database['textAsBytes'] = (text) => text,
   ) {}
 
   /** The stored entry JSON (entry-json.ts) of the account's conversions with these ids, in ascending id order. */
@@ -46,29 +46,20 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order: joined by the database into one value, or one every
-   * `rowsPerValue` lines (BulkText), so that an export moves a value or a few a batch between
-   * threads, not an object a row.
+   * entry-json.ts), in ascending id order: joined by the database into one value, so that an
+   * export moves one value a batch between threads, not an object a row.
    */
-  async ndjsonByIds(accountId: number, ids: number[]): Promise<(Uint8Array | string)[]> {
-    if (ids.length === 0) return [];
-    const { asBytes, rowsPerValue } = this.bulkText;
-    const line = sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line');
-    const matching = this.db.selectFrom('conversions').where('account_id', '=', accountId).where('id', 'in', ids);
-    if (rowsPerValue === undefined) {
-      const lines = matching.select(line).orderBy('id').as('lines');
-      const row = await this.db.selectFrom(lines).select(asBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
-      return [row.lines];
-    }
-    const part = sql<number>`(row_number() over (order by id) - 1) / ${sql.lit(rowsPerValue)}`.as('part');
-    const lines = matching.select(['id', line, part]).as('lines');
-    const parts = await this.db
-      .selectFrom(lines)
-      .select(asBytes(sql<string>`string_agg(line, '' order by id)`).as('lines'))
-      .groupBy('part')
-      .orderBy('part')
-      .execute();
-    return parts.map((value) => value.lines);
+  async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
+    if (ids.length === 0) return '';
+    const lines = this.db
+      .selectFrom('conversions')
+      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'))
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .as('lines');
+    const row = await this.db.selectFrom(lines).select(this.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
+    return row.lines;
   }
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */

@@ -19,7 +19,7 @@ export class ConversionService {
     database: Database,
     private readonly questions: Questions,
   ) {
-    this.conversions = new ConversionRepository(database.db, database.bulkText);
+    this.conversions = new ConversionRepository(database.db, database.textAsBytes);
   }
 
   /**

@@ -64,28 +64,15 @@ export interface Database {
    * conversions.entry_json with it.
    */
   jsonObject(table: string, fields: readonly JsonField[]): RawBuilder<string>;
-  /** How the service reads text in bulk cheapest (an export's lines). */
-  bulkText: BulkText;
-  /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
-  poolStats(): { total: number; idle: number; waiting: number } | undefined;
-  close(): Promise<void>;
-}
-
-/** How an engine's text is read in bulk cheapest (Database.bulkText). */
-export interface BulkText {
   /**
    * A text as the service reads it cheapest in bulk: SQLite's as bytes (a BLOB reaches the
    * service as UTF-8 without being decoded into a JavaScript string and encoded again to be
    * sent); PostgreSQL's as text (its driver would decode a bytea from hex).
    */
-  asBytes(text: RawBuilder<string>): RawBuilder<Uint8Array | string>;
-  /**
-   * How many rows' text is joined into one value, or undefined for all of them in one. SQLite's
-   * value crosses to the service as bytes, cheapest whole. PostgreSQL's driver assembles a value
-   * in buffers that double and decodes it into a string, which V8 keeps among young objects,
-   * collected soon, only under about 128 KB.
-   */
-  rowsPerValue: number | undefined;
+  textAsBytes(text: RawBuilder<string>): RawBuilder<Uint8Array | string>;
+  /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
+  close(): Promise<void>;
 }
 
 /**

@@ -30,10 +30,7 @@ describe('lineIds: the id of each NDJSON line', () => {
   });
 });
 
-/** Text of whole lines in parts of up to seven lines, as the database joins a batch's lines. */
-const partsOf = (text: string): string[] => text.match(/(?:[^\n]*\n){1,7}/g) ?? [];
-
-/** A source of conversions 1..count, whose ndjsonByIds answers what `lines` makes of the ids asked, in parts. */
+/** A source of conversions 1..count, whose ndjsonByIds answers what `lines` makes of the ids asked. */
 function sourceOf(count: number, lines: (ids: number[]) => string = (ids) => ids.map(line).join('')) {
   const calls: string[] = [];
   const source: ExportSource = {
@@ -47,7 +44,7 @@ function sourceOf(count: number, lines: (ids: number[]) => string = (ids) => ids
     },
     ndjsonByIds: async (ids) => {
       calls.push(`lines of ${ids[0]}..${ids.at(-1)}`);
-      return partsOf(lines(ids));
+      return lines(ids);
     },
   };
   return { source, calls };

@@ -44,9 +44,9 @@ import {
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
 import { offsetSpans } from '../../src/db/columnar/time-zones.js';
-import { postgresBulkText } from '../../src/db/postgres/database.js';
+import { postgresTextAsBytes } from '../../src/db/postgres/database.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
-import { sqliteBulkText } from '../../src/db/sqlite/database.js';
+import { sqliteTextAsBytes } from '../../src/db/sqlite/database.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { PAGE_SIZE } from '../../src/filters/list.js';
@@ -241,8 +241,8 @@ const REFUND: NewCartEvent = {
 
 const account = examplesOf('accounts', 'AccountRepository', (db) => new AccountRepository(db));
 const asset = examplesOf('assets', 'AssetRepository', (db) => new AssetRepository(db));
-const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, BULK_TEXT[engine]));
-const BULK_TEXT = { sqlite: sqliteBulkText, postgres: postgresBulkText };
+const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, TEXT_AS_BYTES[engine]));
+const TEXT_AS_BYTES = { sqlite: sqliteTextAsBytes, postgres: postgresTextAsBytes };
 const cart = examplesOf('carts', 'CartRepository', (db) => new CartRepository(db));
 
 /** Every repository method, called as the service calls it; snapshots.test.ts checks that none is missing. */

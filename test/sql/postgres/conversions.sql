@@ -20,10 +20,8 @@ limit $3
 offset $4;
 
 -- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
-select string_agg(line, '' order by id) as "lines"
-from (select "id", '{"id":' || id || ',' || substr(entry_json, 2) || $1 as "line", (row_number() over (order by id) - 1) / 64 as "part" from "conversions" where "account_id" = $2 and "id" in ($3, $4, $5)) as "lines"
-group by "part"
-order by "part";
+select coalesce(string_agg(line, ''), '') as "lines"
+from (select '{"id":' || id || ',' || substr(entry_json, 2) || $1 as "line" from "conversions" where "account_id" = $2 and "id" in ($3, $4, $5) order by "id") as "lines";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
