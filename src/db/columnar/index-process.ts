@@ -137,6 +137,8 @@ let statementOf: number | undefined;
 let turns: Promise<unknown> = Promise.resolve();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
+/** The end of a long catch-up said to be under way as the index opened (checkSource), which the first catch-up takes over. */
+let announcedUpTo: number | undefined;
 let closing = false;
 
 try {
@@ -330,8 +332,11 @@ async function checkSource(): Promise<void> {
   await writer.run("DELETE FROM index_meta WHERE key = 'source'");
   await writer.run("INSERT INTO index_meta VALUES ('source', $1)", [identity]);
   if (largest - watermark >= LOG_FROM_ROWS) log(`columnar index: indexing conversions after id ${watermark}, up to id ${largest}`);
-  // Said before the index opens, so that readiness tells a long build from its first moment (appendNewRows goes on from here).
-  if (largest - watermark >= BATCH_ROWS) send({ catchingUp: { fromId: watermark, atId: watermark, toId: largest } });
+  // Said before the index opens, so that readiness tells a long build from its first moment; the first catch-up goes on from here.
+  if (largest - watermark >= BATCH_ROWS) {
+    announcedUpTo = largest;
+    send({ catchingUp: { fromId: watermark, atId: watermark, toId: largest } });
+  }
 }
 
 /**
@@ -360,8 +365,9 @@ async function appendNewRows(): Promise<void> {
   const fromId = watermark;
   let appended = 0;
   let loggedAt = 0;
-  // Known once the first batch is a full one: the questions that wait meanwhile are told how far it is.
-  let toId: number | undefined;
+  // Known once the first batch is a full one, or as the index opened: the questions that wait meanwhile are told how far it is.
+  let toId = announcedUpTo;
+  announcedUpTo = undefined;
   try {
     for (;;) {
       const rows = await source.rowsAfter(watermark, BATCH_ROWS);
