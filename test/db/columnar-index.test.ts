@@ -376,6 +376,30 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('an index process that does not close in time is killed, so that the service still shuts down', { timeout: 30_000 }, async () => {
+    const database = await freshDatabase(engine);
+    const before = indexProcesses();
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database, { requestStatementTimeoutMs: 500 }), database, (message) => logged.push(message));
+    try {
+      assert.equal(await questions.opened, true);
+      const [index] = startedSince(before);
+      assert.ok(index, 'the index process has started');
+      // Stopped, it cannot answer the request to close, as a process stuck in DuckDB could not.
+      process.kill(index, 'SIGSTOP');
+      const closing = performance.now();
+      await questions.close();
+      assert.ok(performance.now() - closing >= 450, 'given its time first');
+      await gone(index);
+      assert.ok(
+        logged.some((message) => /did not close within 500 ms; killed/.test(message)),
+        logged.join(' | '),
+      );
+    } finally {
+      await database.close();
+    }
+  });
+
   test('ends with a service killed, leaving no file of its own behind', async () => {
     const database = await freshDatabase(engine);
     const temporaryDir = tempDir();

@@ -58,6 +58,9 @@ export interface IndexStatus {
   rowsBehind: number;
 }
 
+// The longest a closing index process is waited for before it is killed (ColumnarIndex.close).
+const CLOSE_GRACE_MS = 10_000;
+
 // Files this process has open: a second index over the same file (two apps in one process) gets its own.
 const filesInUse = new Set<string>();
 
@@ -145,13 +148,24 @@ export class ColumnarIndex {
     });
   }
 
+  /**
+   * Asks the process to close its index and waits for it to end; one that has not ended within
+   * the time limit of a question (at most CLOSE_GRACE_MS) is killed, as a crash would end it,
+   * so that a stuck index never keeps the service from shutting down.
+   */
   async close(): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
       const closed = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.send({ kind: 'close' } satisfies ColumnarRequest);
+      const graceMs = Math.min(this.settings.questionTimeoutMs, CLOSE_GRACE_MS);
+      const kill = setTimeout(() => {
+        this.log(`columnar index: its process did not close within ${graceMs} ms; killed`);
+        child.kill('SIGKILL');
+      }, graceMs);
       await closed;
+      clearTimeout(kill);
     }
     filesInUse.delete(this.file);
     if (this.ownFile) removeIndexFiles(this.file);
