@@ -577,3 +577,25 @@ describeEachEngine('a kill -9', (engine) => {
     }
   });
 });
+
+// The embedded default's index file, held by another process (with PostgreSQL each instance has a file of its own).
+test('a service whose index cannot open still serves assets, and its readiness says the index is unavailable', async () => {
+  const database = await freshDatabase('sqlite');
+  // Another process's index holds the file: the index process waits for it, then gives up.
+  const holder = await DuckDBInstance.create(path.join(database.dataDir, 'conversions.duckdb'));
+  try {
+    const app = await buildApp({ config: testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 } }), database });
+    try {
+      const key = await new AccountService(database.db).createKey('default');
+      const get = (url: string) => app.inject({ url, headers: { 'x-api-key': key } });
+      assert.equal((await get('/api/v1/assets')).statusCode, 200);
+      const ready = await app.inject({ url: '/readyz' });
+      assert.deepEqual([ready.statusCode, ready.json().status, ready.json().checks.conversionIndex], [200, 'degraded', 'unavailable']);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    holder.closeSync();
+    await database.close();
+  }
+});
