@@ -13,10 +13,10 @@ import { sweepOrphanedBlobs } from './assets/sweeper.js';
 import type { Config } from './config.js';
 import { consoleRoutes } from './console/routes.js';
 import { conversionRoutes } from './conversions/routes.js';
-import { busy, indexTooSlow, tooSlow } from './errors.js';
+import { busy, indexTooSlow, indexUnavailable, tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
 import { openConversionQuestions } from './conversions/questions.js';
-import { IndexTooSlowError } from './db/columnar/columnar-index.js';
+import { IndexTooSlowError, IndexUnavailableError } from './db/columnar/columnar-index.js';
 import type { Database } from './db/database.js';
 import { authenticate } from './http/authenticate.js';
 import { answerClientError } from './http/client-error.js';
@@ -184,6 +184,7 @@ export async function buildApp({
 function databaseAnswer(database: Database, error: unknown, config: Config) {
   if (database.isStatementTimeout(error)) return tooSlow(config.requestStatementTimeoutMs);
   if (error instanceof IndexTooSlowError) return indexTooSlow(error.limitMs, error.percentDone);
+  if (error instanceof IndexUnavailableError) return indexUnavailable();
   if (database.isBusy(error)) return busy();
   return undefined;
 }

@@ -47,3 +47,7 @@ export function indexTooSlow(limitMs: number, percentDone: number | undefined): 
     60,
   );
 }
+
+/** A question about conversions asked while their index cannot open or has just stopped: it is tried again by itself. */
+export const indexUnavailable = () =>
+  new AppError(503, 'the index of conversions is unavailable for a moment (it is being opened again): ask again in a few seconds', 5);

@@ -579,18 +579,39 @@ describeEachEngine('a kill -9', (engine) => {
 });
 
 // The embedded default's index file, held by another process (with PostgreSQL each instance has a file of its own).
-test('a service whose index cannot open still serves assets, and its readiness says the index is unavailable', async () => {
+test('a service whose index cannot open still serves assets, answers conversion questions 503 at once, and opens the index once it is free', async () => {
   const database = await freshDatabase('sqlite');
   // Another process's index holds the file: the index process waits for it, then gives up.
   const holder = await DuckDBInstance.create(path.join(database.dataDir, 'conversions.duckdb'));
   try {
     const app = await buildApp({ config: testConfig(database, { rateLimit: { max: 0, windowMs: 60_000 } }), database });
     try {
-      const key = await new AccountService(database.db).createKey('default');
+      const accounts = new AccountService(database.db);
+      const key = await accounts.createKey('default');
+      await insertConversions(database, (await accounts.findOrCreateAccount('default')).id, records(12, 15));
       const get = (url: string) => app.inject({ url, headers: { 'x-api-key': key } });
+      const indexState = async () => (await app.inject({ url: '/readyz' })).json().checks.conversionIndex;
       assert.equal((await get('/api/v1/assets')).statusCode, 200);
       const ready = await app.inject({ url: '/readyz' });
       assert.deepEqual([ready.statusCode, ready.json().status, ready.json().checks.conversionIndex], [200, 'degraded', 'unavailable']);
+
+      for (const url of ['/api/v1/conversions', '/api/v1/conversions/summary']) {
+        const asked = performance.now();
+        const refused = await get(url);
+        // Not after starting the index again and waiting for the file, as each question did before.
+        assert.ok(performance.now() - asked < 2_000, `${url} answered at once`);
+        assert.equal(refused.statusCode, 503, refused.body);
+        assert.match(refused.json(), /index of conversions is unavailable.*ask again/);
+        assert.equal(refused.headers['retry-after'], '5');
+      }
+
+      holder.closeSync();
+      const givenUpAt = Date.now() + 30_000;
+      while ((await indexState()) !== 'ok') {
+        assert.ok(Date.now() < givenUpAt, 'the index opens by itself once the file is free');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, 12);
     } finally {
       await app.close();
     }

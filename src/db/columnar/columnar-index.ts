@@ -49,6 +49,18 @@ export class IndexTooSlowError extends Error {
 }
 
 /**
+ * A question asked while the index cannot answer at all: it failed to open (its file held by
+ * another process, say), and is tried again in the background, or its process stopped under the
+ * question. Asking again later may be answered.
+ */
+export class IndexUnavailableError extends Error {
+  constructor(readonly reason: string) {
+    super(`the columnar index is unavailable: ${reason}`);
+    this.name = 'IndexUnavailableError';
+  }
+}
+
+/**
  * How the index stands, for readiness and metrics: answering (`ok`), in a long catch-up after a
  * large write or while it builds itself (questions may wait past their time limit meanwhile), or
  * not opened at all; `rowsBehind`, the rows a long catch-up has yet to take in.
@@ -60,6 +72,8 @@ export interface IndexStatus {
 
 // The longest a closing index process is waited for before it is killed (ColumnarIndex.close).
 const CLOSE_GRACE_MS = 10_000;
+// How long after failing to open the index is tried again, meanwhile answering no question.
+export const REOPEN_AFTER_MS = 5_000;
 
 // Files this process has open: a second index over the same file (two apps in one process) gets its own.
 const filesInUse = new Set<string>();
@@ -67,7 +81,9 @@ const filesInUse = new Set<string>();
 /**
  * The columnar index of an append-only table, in a process of its own (index-process.ts) at a
  * lower priority, so that no count or scan ever runs on the event loop or takes the processor
- * from requests. A process that stops is started again at the next question.
+ * from requests. A process that stops is started again at the next question; one that cannot
+ * open the index is started again REOPEN_AFTER_MS later, in the background, and until one opens
+ * it every question fails at once with IndexUnavailableError.
  */
 export class ColumnarIndex {
   private child: ChildProcess | undefined;
@@ -76,14 +92,17 @@ export class ColumnarIndex {
   private readonly file: string;
   private readonly ownFile: boolean;
   private markOpened!: (opened: boolean) => void;
-  private openFailed = false;
+  /** Why the index could not open, until a process opens it. */
+  private openFailure: string | undefined;
+  private reopenTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   /** Settles once the first process has opened the index (true) or failed to (false); it may still be catching up. */
   readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
   /** How far the long catch-up under way has come, if one is. */
   catchingUp: CatchUpProgress | undefined;
 
   status(): IndexStatus {
-    if (this.openFailed) return { state: 'unavailable', rowsBehind: 0 };
+    if (this.openFailure !== undefined) return { state: 'unavailable', rowsBehind: 0 };
     if (!this.catchingUp) return { state: 'ok', rowsBehind: 0 };
     return { state: 'catching up', rowsBehind: this.catchingUp.toId - this.catchingUp.atId };
   }
@@ -125,6 +144,7 @@ export class ColumnarIndex {
    * next one); a late answer is dropped.
    */
   private ask(question: ColumnarQuestion): Promise<ColumnarAnswer> {
+    if (this.openFailure !== undefined) return Promise.reject(new IndexUnavailableError(this.openFailure));
     const child = this.child ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -154,6 +174,8 @@ export class ColumnarIndex {
    * so that a stuck index never keeps the service from shutting down.
    */
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reopenTimer);
     const child = this.child;
     this.child = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
@@ -180,13 +202,14 @@ export class ColumnarIndex {
       if ('log' in message) this.log(message.log);
       else if ('catchingUp' in message) this.catchingUp = message.catchingUp ?? undefined;
       else if ('opened' in message) {
-        this.openFailed = false;
+        if (this.openFailure !== undefined) this.log('columnar index: opened');
+        this.openFailure = undefined;
         this.markOpened(true);
       } else if ('failed' in message) {
-        this.openFailed = true;
         this.markOpened(false);
-        this.log(`columnar index: cannot start: ${message.failed}`);
-        stopped(new Error(`the columnar index cannot start: ${message.failed}`));
+        this.log(`columnar index: cannot open: ${message.failed}; trying again in ${REOPEN_AFTER_MS / 1000} s`);
+        this.openFailure = message.failed;
+        stopped(new IndexUnavailableError(message.failed));
       } else {
         const waiting = this.pending.get(message.id);
         this.pending.delete(message.id);
@@ -204,7 +227,8 @@ export class ColumnarIndex {
     child.on('error', (error) => this.log(`columnar index: its process failed: ${error.message}`));
     child.on('exit', (code, signal) => {
       this.markOpened(false);
-      stopped(new Error(`the columnar index stopped (${signal ?? `exit code ${code}`})`));
+      if (this.openFailure !== undefined && !this.closed) this.reopenTimer = setTimeout(() => this.start(), REOPEN_AFTER_MS).unref();
+      stopped(new IndexUnavailableError(`its process stopped (${signal ?? `exit code ${code}`}); it starts again at the next question`));
     });
     return child;
   }
