@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EXPORT_BATCH, type ExportSource, exportChunks, lineIds } from '../../src/conversions/export.js';
+import { EXPORT_BATCH, type ExportSource, IDS_PER_QUESTION, exportChunks, lineIds } from '../../src/conversions/export.js';
 
 /**
  * How an export reads its batches (src/conversions/export.ts), against a source made here: the
@@ -57,13 +57,18 @@ async function collect(chunks: AsyncGenerator<Uint8Array | string>): Promise<str
 }
 
 describe('exportChunks', () => {
-  test('every conversion once, in id order, across batches', async () => {
-    const count = EXPORT_BATCH * 2 + 5;
-    const { source } = sourceOf(count);
-    assert.deepEqual(
-      lineIds(await collect(exportChunks(source, 'ndjson'))),
-      Array.from({ length: count }, (_, index) => index + 1),
-    );
+  test('every conversion once, in id order, across batches and questions to the index', async () => {
+    for (const count of [0, 1, EXPORT_BATCH * 2 + 5, IDS_PER_QUESTION, IDS_PER_QUESTION * 2 + EXPORT_BATCH + 1]) {
+      const { source, calls } = sourceOf(count);
+      assert.deepEqual(
+        lineIds(await collect(exportChunks(source, 'ndjson'))),
+        Array.from({ length: count }, (_, index) => index + 1),
+        `${count} conversions`,
+      );
+      const questions = calls.filter((call) => call.startsWith('ids'));
+      // One more when the last answer was full: it cannot tell that nothing follows.
+      assert.equal(questions.length, Math.floor(count / IDS_PER_QUESTION) + 1, `${count} conversions: ${questions.join(', ')}`);
+    }
   });
 
   test('the next batch is read while the one before is with the consumer', async () => {
@@ -72,7 +77,7 @@ describe('exportChunks', () => {
     await chunks.next();
     // Let the read ahead run: it needs no more from the consumer.
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(calls, ['ids after 0', 'lines of 1..2000', 'ids after 2000', 'lines of 2001..4000']);
+    assert.deepEqual(calls, ['ids after 0', 'lines of 1..2000', 'lines of 2001..4000']);
     await chunks.return(undefined);
   });
 
