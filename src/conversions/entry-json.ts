@@ -1,31 +1,36 @@
-import { jsonFieldsOf } from '../filters/catalogue.js';
+import fastJson from 'fast-json-stringify';
+import { withoutNull } from '../filters/catalogue.js';
 import { formatTimestamp } from '../filters/timestamps.js';
 import { ConversionEntry } from './schema.js';
 
-// The entry schema's fields but the id, which the database assigns on insert.
-const FIELDS = jsonFieldsOf(ConversionEntry).filter((field) => field.name !== 'id');
+// The entry's fields after its id and time, which the database and the import give: each
+// written by its type, null when left out (an array empty), in the schema's order. Compiled once
+// (fast-json-stringify): building the text field by field took twice as long, a third of an
+// import's time on the command line.
+const { id: _id, created_at: _createdAt, ...FIELDS_AFTER_TIME } = ConversionEntry.properties;
+const writeFieldsAfterTime = fastJson({
+  type: 'object',
+  properties: Object.fromEntries(
+    Object.entries(FIELDS_AFTER_TIME).map(([name, property]) => {
+      const schema = withoutNull(property);
+      return [name, schema.type === 'array' ? { type: 'array', items: schema.items, default: [] } : { type: [schema.type, 'null'], default: null }];
+    }),
+  ),
+});
 
 /**
  * A conversion as the API writes it (ConversionEntry, in the schema's order), but for its id,
  * from a record the import has checked and its time in epoch seconds: written once on import
  * and stored with the row, so that a list page is read, not built field by field. Conversions
  * never change after import, so it never goes stale. A field left out is null, an array left
- * out is empty, and text holds only whole characters (well-formed UTF-16), so that every reader
- * of the stored JSON, DuckDB's among them, reads it alike.
+ * out is empty, fields the entry does not have are left out, and text holds only whole
+ * characters (well-formed UTF-16), so that every reader of the stored JSON, DuckDB's among
+ * them, reads it alike.
  */
 export function entryJsonOf(record: Readonly<Record<string, unknown>>, createdAt: number): string {
-  let json = '';
-  for (const { name, kind } of FIELDS) {
-    const value = record[name];
-    let text: string;
-    if (kind === 'timestamp') text = `"${formatTimestamp(createdAt)}"`;
-    else if (value === null || value === undefined) text = kind === 'json' ? '[]' : 'null';
-    else text = JSON.stringify(value);
-    json += `${json === '' ? '{' : ','}"${name}":${text}`;
-  }
-  json += '}';
-  // JSON.stringify escapes a lone surrogate (half of a character) as \udxxx; such text is
-  // made whole, each half replaced by U+FFFD, as SQLite and PostgreSQL store it anyway.
+  const json = `{"created_at":"${formatTimestamp(createdAt)}",${writeFieldsAfterTime(record).slice(1)}`;
+  // Lone surrogates (half of a character) are written as \udxxx; such text is made whole, each
+  // half replaced by U+FFFD, as SQLite and PostgreSQL store it anyway.
   return json.includes('\\ud') ? wellFormedJson(json) : json;
 }
 

@@ -50,7 +50,7 @@ function exampleValue(field: unknown): FilterColumn['example'] {
 }
 
 /** The one non-null type of a schema: `X | null` and unions of literals of one type reduce to it. */
-function withoutNull(schema: TSchema): Record<string, any> {
+export function withoutNull(schema: TSchema): Record<string, any> {
   const members = flatten(schema as Record<string, any>).filter((member) => member.type !== 'null');
   const [first, ...rest] = members;
   if (!first || rest.some((member) => member.type !== first.type)) {

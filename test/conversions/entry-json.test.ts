@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Value } from 'typebox/value';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { entryJsonOf } from '../../src/conversions/entry-json.js';
 import { ConversionEntry } from '../../src/conversions/schema.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine, freshDatabase } from '../helpers/database.js';
@@ -33,6 +34,18 @@ function expectedText(id: number, record: Record<string, unknown>): string {
   const entry: Record<string, unknown> = { ...record, id };
   return JSON.stringify(Object.fromEntries(Object.keys(ConversionEntry.properties).map((name) => [name, entry[name]])));
 }
+
+test('an entry is written with fields left out as null or empty, products in the schema order, and nothing else', () => {
+  const json = entryJsonOf({ id: 77, cart_integration: 'clickbank', receipt: 'R-1', products: [{ qty: 2, sku: 'S-1', price: 9.5 }] }, 1_790_000_000);
+  const expected = Object.fromEntries(
+    Object.entries(ConversionEntry.properties)
+      .filter(([name]) => name !== 'id')
+      .map(([name, property]) => [name, 'items' in property ? [] : null]),
+  );
+  Object.assign(expected, { created_at: '2026-09-21T14:13:20Z', cart_integration: 'clickbank', receipt: 'R-1' });
+  expected.products = [{ sku: 'S-1', price: 9.5, qty: 2 }];
+  assert.equal(json, JSON.stringify(expected));
+});
 
 describeEachEngine('conversion entries as stored JSON', (engine) => {
   let ctx: TestContext;
