@@ -37,7 +37,7 @@ function expectedText(id: number, record: Record<string, unknown>): string {
 
 test('an entry is written with fields left out as null or empty, products in the schema order, and nothing else', () => {
   const json = entryJsonOf({ id: 77, cart_integration: 'clickbank', receipt: 'R-1', products: [{ qty: 2, sku: 'S-1', price: 9.5 }] }, 1_790_000_000);
-  const expected = Object.fromEntries(
+  const expected: Record<string, unknown> = Object.fromEntries(
     Object.entries(ConversionEntry.properties)
       .filter(([name]) => name !== 'id')
       .map(([name, property]) => [name, 'items' in property ? [] : null]),
