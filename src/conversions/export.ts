@@ -18,7 +18,7 @@ export const EXPORT_BATCH = 2_000;
  * Ids asked of the index at a time, split into batches: a question costs the index about as much
  * as reading a few thousand ids, so asking for a batch's alone took a quarter of an export's time.
  */
-export const IDS_PER_QUESTION = 10 * EXPORT_BATCH;
+export const IDS_PER_QUESTION = 5 * EXPORT_BATCH;
 
 /** What an export asks: the list's filters, and the format. */
 export interface ExportQuery {

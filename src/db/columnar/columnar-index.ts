@@ -54,7 +54,7 @@ export class IndexTooSlowError extends Error {
  * question. Asking again later may be answered.
  */
 export class IndexUnavailableError extends Error {
-  constructor(readonly reason: string) {
+  constructor(reason: string) {
     super(`the columnar index is unavailable: ${reason}`);
     this.name = 'IndexUnavailableError';
   }
@@ -73,7 +73,7 @@ export interface IndexStatus {
 // The longest a closing index process is waited for before it is killed (ColumnarIndex.close).
 const CLOSE_GRACE_MS = 10_000;
 // How long after failing to open the index is tried again, meanwhile answering no question.
-export const REOPEN_AFTER_MS = 5_000;
+const REOPEN_AFTER_MS = 5_000;
 
 // Files this process has open: a second index over the same file (two apps in one process) gets its own.
 const filesInUse = new Set<string>();
