@@ -395,7 +395,7 @@ export interface components {
         "application/json": string;
       };
     };
-    /** @description The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent) */
+    /** @description The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), the index of conversions could not open (it is opened again by itself), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent) */
     Unavailable: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];

@@ -46,7 +46,7 @@ const SHARED_RESPONSES = {
   '503': [
     'Unavailable',
     errorAnswer(
-      'The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent)',
+      'The database, or the index of conversions while it catches up after a large import, did not answer in time (STATEMENT_TIMEOUT_MS), the index of conversions could not open (it is opened again by itself), or the database was busy with another write; nothing was changed, so the request may be sent again (after Retry-After seconds where it is sent)',
       'the database took longer than 15 s over this request and it was stopped: ask again later (a list can also be narrowed by more selective filters)',
       { 'Retry-After': ref('RetryAfter') },
     ),
