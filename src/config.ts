@@ -106,7 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     idleTimeoutMs: integerVar('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, 1000, 3_600_000),
     requestStatementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
     columnar: {
-      memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, 32, 1_048_576),
+      memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, 64, 1_048_576),
       threads: integerVar('COLUMNAR_THREADS', read('COLUMNAR_THREADS'), 1, 1, 64),
     },
     s3: s3Vars(read),

@@ -63,7 +63,11 @@ describe('filters in DuckDB', () => {
   const CASES: { query: Record<string, string>; sql: string; values: unknown[] }[] = [
     { query: {}, sql: 'TRUE', values: [] },
     { query: { utm_source: 'google' }, sql: 'utm_source = $2::VARCHAR', values: ['google'] },
-    { query: { 'amount.gte': '19.99' }, sql: 'amount >= $2::DOUBLE', values: [19.99] },
+    // Whole cents are compared by the amount's rank (number-rank.ts), other numbers as doubles.
+    { query: { 'amount.gte': '19.99' }, sql: 'amount_rank >= $2::BIGINT', values: [3998] },
+    { query: { 'amount.in': '5,19.99' }, sql: 'list_contains($2::BIGINT[], amount_rank)', values: [[1000, 3998]] },
+    { query: { 'amount.gte': '19.999' }, sql: 'amount >= $2::DOUBLE', values: [19.999] },
+    { query: { 'tax_amount.between': '1,2.005' }, sql: 'tax_amount BETWEEN $2::DOUBLE AND $3::DOUBLE', values: [1, 2.005] },
     { query: { 'page_id.between': '3,9' }, sql: 'page_id BETWEEN $2::BIGINT AND $3::BIGINT', values: [3, 9] },
     { query: { mobile: 'true' }, sql: 'mobile = $2::TINYINT', values: [1] },
     { query: { 'cart_integration.in': 'clickbank,buygoods' }, sql: 'list_contains($2::VARCHAR[], cart_integration)', values: [['clickbank', 'buygoods']] },

@@ -14,11 +14,13 @@ import { tempDir } from '../helpers/database.js';
 
 const ROWS = 600_000;
 const BATCH = 5_000;
+// The smallest COLUMNAR_MEMORY_MIB the configuration takes.
+const SMALLEST_MIB = 64;
 
-test(`the index takes ${ROWS} rows in batches as a catch-up does within the smallest memory limit (32 MB)`, async () => {
+test(`the index takes ${ROWS} rows in batches as a catch-up does within the smallest memory limit (${SMALLEST_MIB} MB)`, async () => {
   const { table, columns, hashed, sourceLayout } = CONVERSION_INDEX_LAYOUT;
   const dir = tempDir();
-  const instance = await DuckDBInstance.create(path.join(dir, 'index.duckdb'), duckDbSettings('32MB', 1));
+  const instance = await DuckDBInstance.create(path.join(dir, 'index.duckdb'), duckDbSettings(`${SMALLEST_MIB}MB`, 1));
   const connection = await instance.connect();
   try {
     for (const statement of [...layoutStatements(table, columns, hashed), incomingTableStatement(columns, sourceLayout)]) await connection.run(statement);

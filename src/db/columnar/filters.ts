@@ -1,6 +1,7 @@
 import { DOUBLE, LIST, VARCHAR, listValue, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ColumnType } from '../../filters/catalogue.js';
 import type { Condition, Filter, Scalar } from '../../filters/parse.js';
+import { rankedColumn, rankOf } from './number-rank.js';
 
 const SQL_TYPE: Record<Exclude<ColumnType, 'stringArray'>, string> = {
   integer: 'BIGINT',
@@ -44,7 +45,10 @@ export function filtersToDuckDb(filters: Filter[], params: BoundParams, accountP
   for (const filter of filters) {
     const { column } = filter;
     if (column.storage) arrays.set(column.name, [...(arrays.get(column.name) ?? []), filter]);
-    else parts.push(toSql(column.name, duckDbType(column.type), filter.condition));
+    else {
+      const ranked = column.type === 'number' ? rankedCondition(filter.condition) : undefined;
+      parts.push(ranked ? toSql(rankedColumn(column.name), 'BIGINT', ranked) : toSql(column.name, duckDbType(column.type), filter.condition));
+    }
   }
   // Each filter on an array column needs an element of its own satisfying it: their matches intersected.
   for (const columnFilters of arrays.values()) {
@@ -79,6 +83,32 @@ export class BoundParams {
     } else {
       this.values.push(value);
       this.types.push(typeOf(value));
+    }
+  }
+}
+
+/**
+ * A condition on a number column as the same condition on its rank (number-rank.ts), when every
+ * value it names is a whole number of cents; else undefined, and the doubles are compared.
+ */
+export function rankedCondition(condition: Condition): Condition | undefined {
+  const rank = (value: Scalar) => (typeof value === 'number' ? rankOf(value) : undefined);
+  switch (condition.kind) {
+    case 'compare': {
+      const value = rank(condition.value);
+      return value === undefined ? undefined : { ...condition, value };
+    }
+    case 'range': {
+      const [from, to] = [rank(condition.from), rank(condition.to)];
+      return from === undefined || to === undefined ? undefined : { kind: 'range', from, to };
+    }
+    case 'in': {
+      const values = condition.values.map(rank);
+      return values.includes(undefined) ? undefined : { kind: 'in', values: values as number[] };
+    }
+    case 'anyOf': {
+      const conditions = condition.conditions.map(rankedCondition);
+      return conditions.includes(undefined) ? undefined : { kind: 'anyOf', conditions: conditions as Condition[] };
     }
   }
 }

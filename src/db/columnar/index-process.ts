@@ -76,7 +76,7 @@ const { table, columns, hashed, sourceLayout } = options;
 const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
 // The layout of the derived tables: an index made for another layout is built again.
 const FORMAT = createHash('sha256')
-  .update(JSON.stringify([2, table, columns, hashed]))
+  .update(JSON.stringify([3, table, columns, hashed]))
   .digest('hex')
   .slice(0, 16);
 // Rows read from the source and appended in one DuckDB transaction: small enough batches keep
