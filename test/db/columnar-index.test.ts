@@ -349,6 +349,29 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('a question whose index process dies under it is a 503 to ask again, and the next one is answered exactly', async () => {
+    const before = indexProcesses();
+    await onFreshApp(engine, 'crashed', async ({ database, get, accountId: id }) => {
+      // Sixty tracking codes a conversion: a summary by code, hour and source runs for a second or more.
+      const imported = records(30_000, 13).map((record): Conversion => ({ ...record, tracking_codes: Array.from({ length: 60 }, (_, code) => `tc-${code}`) }));
+      await insertConversions(database, id, imported);
+      assert.equal((await get('/api/v1/conversions?amount.gte=0')).json().totalEntries, imported.length);
+      const [pid] = startedSince(before);
+      assert.ok(pid, 'the question started an index process');
+
+      const heavy = get('/api/v1/conversions/summary?group_by=tracking_codes,hour,utm_source');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await killIndexProcess(pid);
+      const refused = await heavy;
+      assert.equal(refused.statusCode, 503, refused.body);
+      assert.match(refused.json(), /index of conversions is unavailable.*ask again/);
+      assert.equal(refused.headers['retry-after'], '5');
+
+      const expected = imported.filter((record) => record.amount >= 30).length;
+      assert.equal((await get('/api/v1/conversions?amount.gte=30')).json().totalEntries, expected);
+    });
+  });
+
   test('a question past the time limit is interrupted where it runs, and the questions after it are answered', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('heavy');
