@@ -91,7 +91,7 @@ export class BoundParams {
  * A condition on a number column as the same condition on its rank (number-rank.ts), when every
  * value it names is a whole number of cents; else undefined, and the doubles are compared.
  */
-export function rankedCondition(condition: Condition): Condition | undefined {
+function rankedCondition(condition: Condition): Condition | undefined {
   const rank = (value: Scalar) => (typeof value === 'number' ? rankOf(value) : undefined);
   switch (condition.kind) {
     case 'compare': {

@@ -53,7 +53,7 @@ export function layoutStatements(table: string, columns: FilterColumn[], hashed:
 
 /** The number columns, which the index also keeps ranked (number-rank.ts). */
 function rankedColumns(columns: FilterColumn[]): FilterColumn[] {
-  return columns.filter((column) => column.type === 'number' && !column.storage);
+  return columns.filter((column) => column.type === 'number');
 }
 
 /** The index's column of the hashes of a hashed column's values. */
