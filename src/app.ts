@@ -51,6 +51,11 @@ export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
 /** Node's own deadline for a request's headers, kept unless the whole request's is shorter. */
 const HEADERS_TIMEOUT_MS = 60_000;
 
+/** Answers up to this size (a list page, most summaries) are gzipped in one call on the event loop, about 0.2 ms for a 95 KB page. */
+const SYNC_GZIP_BYTES = 256 * 1024;
+/** zlib's level 3: a page a fifth larger than at its default 6, in a third of the time. */
+const GZIP_LEVEL = 3;
+
 /**
  * Node compares requests with their deadlines only every so often (30 s unless told): a tenth
  * of the request deadline cuts a request off at most a tenth late, checking no more than ten
@@ -160,11 +165,15 @@ export async function buildApp({
       await api.register(authenticate, { accounts });
       api.setNotFoundHandler(notFoundHandler);
       // Answers in gzip when the client accepts it: a page of 100 conversions is about 95 KB of
-      // JSON and 9 KB gzipped. Not brotli, whose default level costs many times gzip's.
+      // JSON and 11 KB gzipped. Not brotli, whose default level costs many times gzip's. An answer
+      // up to SYNC_GZIP_BYTES is compressed in one call rather than through a stream, whose
+      // hops to libuv's pool cost a page more time than compressing it.
       // Requests are read as sent: no inflating of compressed bodies past the upload limits.
       await api.register(compress, {
         encodings: ['gzip'],
         threshold: 1024,
+        syncThreshold: SYNC_GZIP_BYTES,
+        zlibOptions: { level: GZIP_LEVEL },
         customTypes: /^(application\/(json|x-ndjson)|text\/csv)\b/,
         globalDecompression: false,
       });

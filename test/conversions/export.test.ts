@@ -166,6 +166,8 @@ describeEachEngine('conversion export', (engine) => {
     assert.match(String(zipped.headers.vary), /accept-encoding/i);
     assert.equal(gunzipSync(zipped.rawPayload).toString('utf8'), plain.body);
     assert.ok(zipped.rawPayload.length * 10 <= plain.rawPayload.length, `${zipped.rawPayload.length} bytes gzipped of ${plain.rawPayload.length}`);
+    // Compressed in one call, not streamed: its length is known.
+    assert.equal(Number(zipped.headers['content-length']), zipped.rawPayload.length);
     assert.equal(plain.headers['content-encoding'], undefined);
   });
 
