@@ -588,7 +588,7 @@ describeEachEngine('a kill -9', (engine) => {
         if (run.code === 0) assert.ok(all, `an import that said it was done has all of its rows`);
         if (all) stored.push(...rows);
       }
-      // An import stored, then the service killed while it catches up.
+      // An import acknowledged, then the service killed while it catches up.
       const rows = records(ROWS, 20);
       succeeded(await runCli(['conversions', 'import', fileOf('whole', rows)], env()));
       stored.push(...rows);
