@@ -57,6 +57,9 @@ export interface Config {
   logLevel: LogLevel;
 }
 
+/** The smallest COLUMNAR_MEMORY_MIB: the index's checkpoint of its widest row groups needs about 40 MB. */
+export const MIN_COLUMNAR_MEMORY_MIB = 64;
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -106,7 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     idleTimeoutMs: integerVar('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, 1000, 3_600_000),
     requestStatementTimeoutMs: integerVar('STATEMENT_TIMEOUT_MS', read('STATEMENT_TIMEOUT_MS'), 15_000, 100, 3_600_000),
     columnar: {
-      memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, 64, 1_048_576),
+      memoryMiB: integerVar('COLUMNAR_MEMORY_MIB', read('COLUMNAR_MEMORY_MIB'), 128, MIN_COLUMNAR_MEMORY_MIB, 1_048_576),
       threads: integerVar('COLUMNAR_THREADS', read('COLUMNAR_THREADS'), 1, 1, 64),
     },
     s3: s3Vars(read),

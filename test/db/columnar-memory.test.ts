@@ -8,19 +8,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { MIN_COLUMNAR_MEMORY_MIB } from '../../src/config.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { duckDbSettings, incomingTableStatement, indexingStatements, layoutStatements } from '../../src/db/columnar/queries.js';
 import { tempDir } from '../helpers/database.js';
 
 const ROWS = 600_000;
 const BATCH = 5_000;
-// The smallest COLUMNAR_MEMORY_MIB the configuration takes.
-const SMALLEST_MIB = 64;
 
-test(`the index takes ${ROWS} rows in batches as a catch-up does within the smallest memory limit (${SMALLEST_MIB} MB)`, async () => {
+test(`the index takes ${ROWS} rows in batches as a catch-up does within the smallest memory limit (${MIN_COLUMNAR_MEMORY_MIB} MB)`, async () => {
   const { table, columns, hashed, sourceLayout } = CONVERSION_INDEX_LAYOUT;
   const dir = tempDir();
-  const instance = await DuckDBInstance.create(path.join(dir, 'index.duckdb'), duckDbSettings(`${SMALLEST_MIB}MB`, 1));
+  const instance = await DuckDBInstance.create(path.join(dir, 'index.duckdb'), duckDbSettings(`${MIN_COLUMNAR_MEMORY_MIB}MB`, 1));
   const connection = await instance.connect();
   try {
     for (const statement of [...layoutStatements(table, columns, hashed), incomingTableStatement(columns, sourceLayout)]) await connection.run(statement);

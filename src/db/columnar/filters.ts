@@ -1,7 +1,7 @@
 import { DOUBLE, LIST, VARCHAR, listValue, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ColumnType } from '../../filters/catalogue.js';
 import type { Condition, Filter, Scalar } from '../../filters/parse.js';
-import { rankedColumn, rankOf } from './number-rank.js';
+import { isRanked, rankedColumn, rankOf } from './number-rank.js';
 
 const SQL_TYPE: Record<Exclude<ColumnType, 'stringArray'>, string> = {
   integer: 'BIGINT',
@@ -46,7 +46,7 @@ export function filtersToDuckDb(filters: Filter[], params: BoundParams, accountP
     const { column } = filter;
     if (column.storage) arrays.set(column.name, [...(arrays.get(column.name) ?? []), filter]);
     else {
-      const ranked = column.type === 'number' ? rankedCondition(filter.condition) : undefined;
+      const ranked = isRanked(column) ? rankedCondition(filter.condition) : undefined;
       parts.push(ranked ? toSql(rankedColumn(column.name), 'BIGINT', ranked) : toSql(column.name, duckDbType(column.type), filter.condition));
     }
   }

@@ -74,7 +74,8 @@ const send = (message: ColumnarResponse, then?: () => void) => process.send!(mes
 const { table, columns, hashed, sourceLayout } = options;
 // How each column the source row holds as stored is appended, after its id and account; its document follows.
 const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
-// The layout of the derived tables: an index made for another layout is built again.
+// The layout of the derived tables: an index made for another layout is built again. The number
+// goes up whenever the tables are made differently from the same columns (3: number ranks).
 const FORMAT = createHash('sha256')
   .update(JSON.stringify([3, table, columns, hashed]))
   .digest('hex')

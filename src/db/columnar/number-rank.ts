@@ -1,3 +1,5 @@
+import type { FilterColumn } from '../../filters/catalogue.js';
+
 /**
  * A number column's rank: an integer kept beside the DOUBLE in the index, so that a filter
  * naming a whole number of cents (`amount.gte=96.06`, what price questions ask) compares
@@ -10,6 +12,11 @@
  * with 2cx: v >= x when rank >= 2cx, v > x when rank > 2cx, v = x when rank = 2cx, and so on.
  * Values from RANK_LIMIT on are ranked beyond every filter value that uses the rank.
  */
+
+/** The columns kept ranked beside their values: every number column. */
+export function isRanked(column: FilterColumn): boolean {
+  return column.type === 'number';
+}
 
 /** Filter values below this in magnitude use the rank: their cents times 100 stay exact doubles. */
 export const RANK_LIMIT = 1e13;

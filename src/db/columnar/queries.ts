@@ -2,7 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
-import { rankedColumn, rankSql } from './number-rank.js';
+import { isRanked, rankedColumn, rankSql } from './number-rank.js';
 import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
 import type { OffsetSpan } from './time-zones.js';
 
@@ -38,7 +38,7 @@ export function layoutStatements(table: string, columns: FilterColumn[], hashed:
   const scalarColumns = columns.filter((column) => !column.storage);
   const definitions = [
     ...scalarColumns.map((column) => `${column.name} ${duckDbType(column.type)}`),
-    ...rankedColumns(columns).map((column) => `${rankedColumn(column.name)} BIGINT`),
+    ...columns.filter(isRanked).map((column) => `${rankedColumn(column.name)} BIGINT`),
     ...hashed.map((name) => `${hashedColumn(name)} UBIGINT`),
   ];
   const statements = [`DROP TABLE IF EXISTS ${table}`, `CREATE TABLE ${table} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${definitions.join(', ')})`];
@@ -49,11 +49,6 @@ export function layoutStatements(table: string, columns: FilterColumn[], hashed:
     );
   }
   return statements;
-}
-
-/** The number columns, which the index also keeps ranked (number-rank.ts). */
-function rankedColumns(columns: FilterColumn[]): FilterColumn[] {
-  return columns.filter((column) => column.type === 'number');
 }
 
 /** The index's column of the hashes of a hashed column's values. */
@@ -98,7 +93,7 @@ export function indexingStatements(table: string, columns: FilterColumn[], hashe
   const values = scalarColumns.map((column) =>
     source.rowColumns.includes(column.name) ? column.name : column.type === 'boolean' ? `d.${column.name}::TINYINT` : `d.${column.name}`,
   );
-  const ranked = rankedColumns(columns);
+  const ranked = columns.filter(isRanked);
   const names = [...scalarColumns.map((column) => column.name), ...ranked.map((column) => rankedColumn(column.name)), ...hashed.map(hashedColumn)];
   const ranks = ranked.map((column) => rankSql(`d.${column.name}`));
   const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
