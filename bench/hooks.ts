@@ -186,12 +186,15 @@ async function main(): Promise<void> {
 
     const questionMs: number[] = [];
     const failures: string[] = [];
+    const streamBegan = performance.now();
+    let slowest = { ms: 0, atSeconds: 0, query: '' };
     const asker = (async () => {
       const asked = new Set<string>();
       while (sending) {
         for (const { query } of newQuestions(Math.random, 1, asked)) {
           const answer = await timed(`${baseUrl}/api/v1/conversions?${query}`, headers);
           questionMs.push(answer.ms);
+          if (answer.ms > slowest.ms) slowest = { ms: answer.ms, atSeconds: (performance.now() - answer.ms - streamBegan) / 1000, query };
           if (answer.status !== 200) failures.push(`question ${answer.status}`);
         }
       }
@@ -224,6 +227,7 @@ async function main(): Promise<void> {
     console.log(
       `new list questions meanwhile: ${describe(questionMs)} (target p50 ≤ ${targets.p50Ms}, p90 ≤ ${targets.p90Ms}, max ≤ ${targets.maxMs} ms: ${verdict(questions.p50Ms <= targets.p50Ms && questions.p90Ms <= targets.p90Ms && questions.maxMs <= targets.maxMs)})`,
     );
+    console.log(`the slowest question: ${slowest.ms.toFixed(1)} ms, asked ${slowest.atSeconds.toFixed(1)} s into the stream: ?${slowest.query}`);
     console.log(`probe, one buyer's conversions: ${describe(probeMs)} (target p99 ≤ ${targets.probeP99Ms} ms: ${verdict(probe.p99Ms <= targets.probeP99Ms)})`);
     console.log(
       `failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`,

@@ -273,6 +273,35 @@ describeEachEngine('the columnar index process', (engine) => {
     });
   });
 
+  test('a question asked while conversions keep arriving is answered while they still arrive, counting every one written before it', async () => {
+    await onFreshApp(engine, 'streaming', async ({ database, get, accountId: id }) => {
+      const stream = records(2_000, 21);
+      await insertConversions(database, id, stream.slice(0, 100));
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, 100);
+
+      // One conversion a transaction, as cart notifications arrive, until the records run out.
+      let written = 100;
+      const queue = stream.slice(100);
+      // Two writers, so that a commit is always on its way while the index catches up.
+      const writer = async () => {
+        for (let record = queue.shift(); record; record = queue.shift()) {
+          await insertConversions(database, id, [record]);
+          written++;
+        }
+      };
+      const writing = Promise.all([writer(), writer()]);
+      while (written < 120) await new Promise((resolve) => setTimeout(resolve, 5));
+      const writtenBefore = written;
+      const { totalEntries } = (await get('/api/v1/conversions')).json();
+      const writtenMeanwhile = written;
+      await writing;
+
+      assert.ok(writtenMeanwhile < stream.length, `answered while rows still arrived (after ${writtenMeanwhile} of ${stream.length} rows)`);
+      assert.ok(totalEntries >= writtenBefore && totalEntries <= writtenMeanwhile, `${totalEntries} counted of ${writtenBefore} written before it`);
+      assert.equal((await get('/api/v1/conversions')).json().totalEntries, stream.length);
+    });
+  });
+
   test('a question it cannot answer within the time limit, waiting for a long catch-up, is a 503 that says how far it is; then answered exactly', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('patient');

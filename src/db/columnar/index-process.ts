@@ -23,7 +23,7 @@ import {
   type DuckDbQuery,
   type GroupKey,
 } from './queries.js';
-import { openRowSource, type RowSource } from './source.js';
+import { appendInBatches, openRowSource, type RowSource } from './source.js';
 import {
   type BatchOfIds,
   type ColumnarAnswer,
@@ -376,22 +376,25 @@ async function appendNewRows(): Promise<void> {
   let toId = announcedUpTo;
   announcedUpTo = undefined;
   try {
-    for (;;) {
-      const rows = await source.rowsAfter(watermark, BATCH_ROWS);
-      if (rows.length === 0 || closing) break;
-      if (toId === undefined && rows.length === BATCH_ROWS) {
-        toId = await source.largestId();
-        send({ catchingUp: { fromId, atId: watermark, toId } });
-      }
-      await appendInOneTransaction(rows);
-      watermark = Number(rows.at(-1)![0]);
-      appended += rows.length;
-      if (toId !== undefined) send({ catchingUp: { fromId, atId: watermark, toId: Math.max(toId, watermark) } });
-      if (appended - loggedAt >= 10 * BATCH_ROWS) {
-        log(`columnar index: ${appended} rows indexed, up to id ${watermark}`);
-        loggedAt = appended;
-      }
-    }
+    await appendInBatches(
+      watermark,
+      BATCH_ROWS,
+      (id, limit) => (closing ? Promise.resolve([]) : source.rowsAfter(id, limit)),
+      async (rows) => {
+        if (toId === undefined && rows.length === BATCH_ROWS) {
+          toId = await source.largestId();
+          send({ catchingUp: { fromId, atId: watermark, toId } });
+        }
+        await appendInOneTransaction(rows);
+        watermark = Number(rows.at(-1)![0]);
+        appended += rows.length;
+        if (toId !== undefined) send({ catchingUp: { fromId, atId: watermark, toId: Math.max(toId, watermark) } });
+        if (appended - loggedAt >= 10 * BATCH_ROWS) {
+          log(`columnar index: ${appended} rows indexed, up to id ${watermark}`);
+          loggedAt = appended;
+        }
+      },
+    );
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }

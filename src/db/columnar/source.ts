@@ -16,6 +16,28 @@ export interface RowSource {
   close(): Promise<void>;
 }
 
+/**
+ * Reads the rows after id `afterId` in batches of `batchRows` and hands each to `append`, until a
+ * read comes back short of a batch. That read began after the catch-up did, so it held every row
+ * committed before then: whoever waits for the catch-up has theirs. Reading on would chase the
+ * rows written meanwhile and, while they keep coming (a cart's notifications), never end.
+ */
+export async function appendInBatches(
+  afterId: number,
+  batchRows: number,
+  rowsAfter: RowSource['rowsAfter'],
+  append: (rows: unknown[][]) => Promise<void>,
+): Promise<void> {
+  for (let id = afterId; ; ) {
+    const rows = await rowsAfter(id, batchRows);
+    if (rows.length > 0) {
+      await append(rows);
+      id = Number(rows.at(-1)![0]);
+    }
+    if (rows.length < batchRows) return;
+  }
+}
+
 export function openRowSource(address: ConversionSourceAddress, table: string, columns: string[]): RowSource {
   const select = `select id, account_id, ${columns.join(', ')} from ${table} where id > $1 order by id limit $2`;
   const identity = `select identity from ${table}_identity`;
