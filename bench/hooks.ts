@@ -48,10 +48,13 @@ interface SenderResult {
 
 const log = (line: string) => console.error(`[hooks] ${line}`);
 
+// Each sender's own receipts and event ids, so that a sender run again against the same service sends new sales.
+const SENDER_RUN = Date.now().toString(36);
+
 function signedEvent(index: number): { body: string; signature: string; receipt: string } {
-  const receipt = `HOOK-${index}`;
+  const receipt = `HOOK-${SENDER_RUN}-${index}`;
   const body = JSON.stringify({
-    event_id: `bench-${index}`,
+    event_id: `bench-${SENDER_RUN}-${index}`,
     event: 'sale',
     occurred_at: `${new Date().toISOString().slice(0, 19)}Z`,
     cart_integration: 'clickbank',
