@@ -12,8 +12,9 @@
  * conversion), while this process asks new list questions one after another (NEW_QUESTION_FAMILIES,
  * each asked once) and a probe asks every 50 ms for one buyer's conversions. It then checks that
  * every acknowledged notification is a cart event and a conversion, and prints the rates and
- * latencies beside the targets. --cpu-prof writes the service's CPU profiles (each thread's)
- * into DIR, for Chrome's DevTools or speedscope.
+ * latencies beside the targets, the slowest question, and how the service's core was split
+ * meanwhile. --cpu-prof writes the service's CPU profiles (each thread's) into DIR, for Chrome's
+ * DevTools or speedscope.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -23,7 +24,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { newQuestions } from './scenarios.js';
-import { build, children, freshPostgres, latencies, listeningAddress, memoryMiB, runPinned, startPinned, writeConversions } from './service.js';
+import {
+  build,
+  children,
+  cpuSplit,
+  freshPostgres,
+  latencies,
+  listeningAddress,
+  memoryMiB,
+  runPinned,
+  startPinned,
+  threadCpuSeconds,
+  writeConversions,
+} from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = 'dist/cli.js';
@@ -185,6 +198,8 @@ async function main(): Promise<void> {
     const optionsFile = path.join(workDir, 'sender.json');
     fs.writeFileSync(optionsFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds } satisfies SenderOptions));
     let sending = true;
+    const cpuBefore = threadCpuSeconds(server.pid!);
+    const cpuReadAt = performance.now();
     const sender = runPinned(1, 'bench/hooks.ts', ['--send', optionsFile], { cwd: ROOT }).finally(() => (sending = false));
 
     const questionMs: number[] = [];
@@ -214,6 +229,8 @@ async function main(): Promise<void> {
     }
     await asker;
     const sent = JSON.parse(await sender) as SenderResult;
+    const core = cpuSplit(server.pid!, cpuBefore, threadCpuSeconds(server.pid!));
+    const coreSeconds = (performance.now() - cpuReadAt) / 1000;
 
     const events = await totalOf('/api/v1/cart-events?receipt.between=HOOK-,HOOK-~');
     const converted = await totalOf('/api/v1/conversions?receipt.between=HOOK-,HOOK-~');
@@ -232,6 +249,9 @@ async function main(): Promise<void> {
     );
     console.log(`the slowest question: ${slowest.ms.toFixed(1)} ms, asked ${slowest.atSeconds.toFixed(1)} s into the stream: ?${slowest.query}`);
     console.log(`probe, one buyer's conversions: ${describe(probeMs)} (target p99 ≤ ${targets.probeP99Ms} ms: ${verdict(probe.p99Ms <= targets.probeP99Ms)})`);
+    console.log(
+      `the service's core meanwhile: its event loop ${core.mainThread.toFixed(2)} s, its other threads (SQLite, V8's collector) ${core.otherThreads.toFixed(2)} s, the index's process ${core.children.toFixed(2)} s, over ${coreSeconds.toFixed(1)} s`,
+    );
     console.log(
       `failures: ${failures.length === 0 ? 'none' : `${failures.length} (first: ${failures[0]})`}; service peak RSS meanwhile ${peakRss.toFixed(0)} MiB`,
     );

@@ -102,6 +102,46 @@ function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undef
   }
 }
 
+// The unit of a thread's times in /proc/<pid>/task/<tid>/stat: USER_HZ, 100 on Linux.
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * The processor time (user and system) each thread of a process, and of the processes it
+ * started, has used so far, in seconds, by "pid/tid". Two readings give a stretch's split of the
+ * core (cpuSplit).
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const seconds = new Map<string, number>();
+  const read = (processId: number) => {
+    try {
+      for (const thread of fs.readdirSync(`/proc/${processId}/task`)) {
+        const stat = fs.readFileSync(`/proc/${processId}/task/${thread}/stat`, 'utf8');
+        // The fields after the command's name, which may hold spaces: utime and stime are the 12th and 13th.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        seconds.set(`${processId}/${thread}`, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+      }
+    } catch {
+      return; // no /proc (not Linux), or the process is gone
+    }
+    for (const child of childProcessesOf(processId)) read(child);
+  };
+  read(pid);
+  return seconds;
+}
+
+/** How the processor time between two readings of threadCpuSeconds(pid) was split: pid's main thread, its other threads, the processes it started. */
+export function cpuSplit(pid: number, before: Map<string, number>, after: Map<string, number>): { mainThread: number; otherThreads: number; children: number } {
+  const split = { mainThread: 0, otherThreads: 0, children: 0 };
+  for (const [thread, seconds] of after) {
+    const used = seconds - (before.get(thread) ?? 0);
+    const [processId, threadId] = thread.split('/').map(Number);
+    if (processId !== pid) split.children += used;
+    else if (threadId === pid) split.mainThread += used;
+    else split.otherThreads += used;
+  }
+  return split;
+}
+
 /** A failure the benchmark explains itself: printed without a stack. */
 export class BenchFailure extends Error {}
 
