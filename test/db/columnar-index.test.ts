@@ -358,6 +358,35 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('a catch-up of 50,000 rows or more ends with them in time order, and counts of a time window stay exact', async () => {
+    const database = await freshDatabase(engine);
+    const { id } = await new AccountService(database.db).findOrCreateAccount('reordered');
+    // Synthetic conversions come in no order of time, as an import of history may.
+    const imported = records(52_000, 14);
+    await insertConversions(database, id, imported);
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+    try {
+      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.ok(
+        logged.some((line) => /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/.test(line)),
+        logged.join('\n'),
+      );
+      const times = imported.map((record) => record.created_at as string).sort();
+      const [from, to] = [times[10_000]!, times[20_000]!];
+      const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
+      const { total, ids } = await questions.page(id, 1, window, 1);
+      assert.equal(total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'a page in id order still');
+      // Rows arriving after it are appended after the rows put in order, and counted.
+      await insertConversions(database, id, records(10, 15));
+      assert.equal((await questions.page(id, 2, [], 1)).total, imported.length + 10);
+    } finally {
+      await questions.close();
+      await database.close();
+    }
+  });
+
   test('an index building itself says so from the moment it opens, and is ok once built, over ids with gaps too', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('gaps');

@@ -14,6 +14,7 @@ import {
   createdAtRangeQuery,
   idsAfterQuery,
   INCOMING_TABLE,
+  reorderByTimeStatements,
   incomingTableStatement,
   indexingStatements,
   layoutStatements,
@@ -85,6 +86,8 @@ const FORMAT = createHash('sha256')
 const BATCH_ROWS = 5_000;
 // A catch-up of at least this many rows says so in the log, and how far it is every so often.
 const LOG_FROM_ROWS = 50_000;
+// A catch-up of at least this many rows ends by putting them in time order (reorderByTime).
+const REORDER_FROM_ROWS = 50_000;
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
 const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
@@ -395,12 +398,33 @@ async function appendNewRows(): Promise<void> {
         }
       },
     );
+    if (appended >= REORDER_FROM_ROWS) await reorderByTime(fromId);
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
   if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   uncheckpointedRows += appended;
   if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
+}
+
+/**
+ * Puts the rows after `fromId` in time order (reorderByTimeStatements), in one transaction: one
+ * that fails leaves them as they were, in id order, which answers the same, more slowly. The rows
+ * appended are written to the file first: sorting them while they still took DuckDB's memory ran
+ * out of it at the smallest memory limit.
+ */
+async function reorderByTime(fromId: number): Promise<void> {
+  await checkpoint();
+  const began = performance.now();
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const { sql, params } of reorderByTimeStatements(table, fromId)) await writer.run(sql, params.values, params.types);
+    await writer.run('COMMIT');
+    log(`columnar index: the rows after id ${fromId} put in time order in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  } catch (error) {
+    await writer.run('ROLLBACK').catch(() => {});
+    log(`columnar index: not put in time order (${(error as Error).message})`);
+  }
 }
 
 /**
