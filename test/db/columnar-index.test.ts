@@ -377,7 +377,11 @@ describeEachEngine('the columnar index process', (engine) => {
       const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
       const { total, ids } = await questions.page(id, 1, window, 1);
       assert.equal(total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'a page in id order still');
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'a page in id order still',
+      );
       // Rows arriving after it are appended after the rows put in order, and counted.
       await insertConversions(database, id, records(10, 15));
       assert.equal((await questions.page(id, 2, [], 1)).total, imported.length + 10);
