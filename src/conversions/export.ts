@@ -16,10 +16,10 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
 export const EXPORT_BATCH = 2_000;
 /**
  * Ids asked of the index at a time, split into batches. Each question reads the ids of every row
- * its filters leave, since the index keeps its rows in time order, not in id order: asking 10,000
- * at a time made the export of a million take twice as long as asking 50,000.
+ * its filters leave, since the index keeps its rows in time order, not in id order: the export of
+ * a million took 5.3-5.8 s asking 10,000 at a time, 4.0-4.1 s asking 20,000 (docs/performance.md).
  */
-export const IDS_PER_QUESTION = 25 * EXPORT_BATCH;
+export const IDS_PER_QUESTION = 10 * EXPORT_BATCH;
 
 /** What an export asks: the list's filters, and the format. */
 export interface ExportQuery {
