@@ -76,9 +76,10 @@ const { table, columns, hashed, sourceLayout } = options;
 // How each column the source row holds as stored is appended, after its id and account; its document follows.
 const appendRowColumns = sourceLayout.rowColumns.map((name) => appenderOf(columns.find((column) => column.name === name)!));
 // The layout of the derived tables: an index made for another layout is built again. The number
-// goes up whenever the tables are made differently from the same columns (3: number ranks).
+// goes up whenever the tables are made differently from the same columns (3: number ranks; 4: a
+// large catch-up's rows put in time order, so that an index from before is built in that order).
 const FORMAT = createHash('sha256')
-  .update(JSON.stringify([3, table, columns, hashed]))
+  .update(JSON.stringify([4, table, columns, hashed]))
   .digest('hex')
   .slice(0, 16);
 // Rows read from the source and appended in one DuckDB transaction: small enough batches keep
