@@ -102,11 +102,19 @@ describeEachEngine('questions apart from the service', (engine) => {
     // The first question waits for the index to take in every row imported before it.
     const question = get('/api/v1/conversions?amount.gte=0');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const started = Date.now();
-    const [assets, health] = await Promise.all([get('/api/v1/assets'), get('/healthz')]);
-    const waited = Date.now() - started;
-    assert.equal(assets.statusCode, 200, assets.body);
-    assert.equal(health.statusCode, 200);
+    // Up to three samples while the index takes in the 60,000 rows: a service that waited for the
+    // index would hold up each one begun before the question's answer; a machine busy with other
+    // work (the other test files) may hold up one for reasons of its own, so the middle is judged.
+    let questionAnswered = false;
+    void question.then(() => (questionAnswered = true));
+    const waits: number[] = [];
+    do {
+      const started = Date.now();
+      const [assets, health] = await Promise.all([get('/api/v1/assets'), get('/healthz')]);
+      waits.push(Date.now() - started);
+      assert.equal(assets.statusCode, 200, assets.body);
+      assert.equal(health.statusCode, 200);
+    } while (waits.length < 3 && !questionAnswered);
     // A question that outlasts the time limit (a slow machine's catch-up) is a 503 saying to ask again: asked again.
     let answered = await question;
     const givenUpAt = Date.now() + 120_000;
@@ -116,6 +124,7 @@ describeEachEngine('questions apart from the service', (engine) => {
     }
     assert.equal(answered.statusCode, 200, answered.body);
     assert.equal(answered.json().totalEntries, CONVERSIONS);
-    assert.ok(waited < 250, `answered after ${waited} ms, behind the question`);
+    const middle = [...waits].sort((a, b) => a - b)[Math.floor(waits.length / 2)]!;
+    assert.ok(middle < 250, `answered after ${waits.join(', ')} ms, behind the question`);
   });
 });
