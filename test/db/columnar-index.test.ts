@@ -709,3 +709,67 @@ test('a service whose index cannot open still serves assets, answers conversion 
     await database.close();
   }
 });
+
+// The embedded default keeps its index across restarts (with PostgreSQL each instance builds one of its own at start).
+test('rows a rewrite in time order left waiting (the process killed under it) are put in order at the next opening, and answer exactly', async () => {
+  const database = await freshDatabase('sqlite');
+  const file = path.join(database.dataDir, 'conversions.duckdb');
+  const { id } = await new AccountService(database.db).findOrCreateAccount('waiting');
+  const imported = records(52_000, 16);
+  await insertConversions(database, id, imported);
+  // Physically in time order, and whether the record of rows waiting is there.
+  const storedState = async () => {
+    const instance = await DuckDBInstance.create(file);
+    const connection = await instance.connect();
+    try {
+      const [inOrder] = (
+        await connection.runAndReadAll(
+          'SELECT bool_and(before IS NULL OR created_at >= before) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY rowid) AS before FROM conversions)',
+        )
+      ).getRows()[0]!;
+      const waiting = (await connection.runAndReadAll("SELECT value FROM index_meta WHERE key = 'unordered_after'")).getRows()[0]?.[0];
+      return { inOrder, waiting };
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  };
+  const opened = async () => {
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+    try {
+      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      const times = imported.map((record) => record.created_at as string).sort();
+      const [from, to] = [times[30_000]!, times[40_000]!];
+      const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
+      assert.equal((await questions.page(id, 1, window, 1)).total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+    } finally {
+      await questions.close();
+    }
+    return logged;
+  };
+  try {
+    await opened();
+    assert.deepEqual(await storedState(), { inOrder: true, waiting: undefined });
+
+    // As a process killed while it rewrote leaves the file: the rows in the order appended, their wait recorded.
+    const killed = await DuckDBInstance.create(file);
+    const connection = await killed.connect();
+    await connection.run('CREATE TABLE appended AS SELECT * FROM conversions ORDER BY id');
+    await connection.run('DROP TABLE conversions');
+    await connection.run('ALTER TABLE appended RENAME TO conversions');
+    await connection.run("INSERT OR REPLACE INTO index_meta VALUES ('unordered_after', '0')");
+    connection.closeSync();
+    killed.closeSync();
+    assert.deepEqual(await storedState(), { inOrder: false, waiting: '0' });
+
+    const logged = await opened();
+    assert.ok(
+      logged.some((line) => /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/.test(line)),
+      logged.join('\n'),
+    );
+    assert.deepEqual(await storedState(), { inOrder: true, waiting: undefined });
+  } finally {
+    await database.close();
+  }
+});

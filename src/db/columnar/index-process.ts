@@ -89,6 +89,8 @@ const BATCH_ROWS = 5_000;
 const LOG_FROM_ROWS = 50_000;
 // A catch-up of at least this many rows ends by putting them in time order (reorderByTime).
 const REORDER_FROM_ROWS = 50_000;
+// The index_meta key of the id after which rows wait to be put in time order (unorderedAfter).
+const UNORDERED_AFTER = 'unordered_after';
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
 const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
@@ -128,6 +130,14 @@ const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
 const OFFSETS_ROUNDED_TO = 30 * 86_400;
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
+/**
+ * The rows after this id wait to be put in time order: recorded in the index's file before a
+ * large catch-up appends them, and removed by the transaction that puts them in order, so that a
+ * rewrite cut short (the process killed, DuckDB's memory short) is done at the next opening.
+ */
+let unorderedAfter: number | undefined;
+/** Whether the catch-up under way ends by putting the rows after unorderedAfter in time order. */
+let reorderDue = false;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
 /** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
@@ -156,6 +166,8 @@ try {
   ({ instance, writer, reader } = await openIndex());
   await prepareIndexing();
   watermark = await largestIndexedId();
+  unorderedAfter = await recordedUnorderedAfter();
+  reorderDue = unorderedAfter !== undefined;
   await checkSource();
 } catch (error) {
   // Sent to the service, which logs why the index cannot start and fails its questions with it.
@@ -311,7 +323,7 @@ function isLocked(error: unknown): boolean {
 async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
   for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
-  await connection.run("DELETE FROM index_meta WHERE key IN ('format', 'source')");
+  await connection.run(`DELETE FROM index_meta WHERE key IN ('format', 'source', '${UNORDERED_AFTER}')`);
   await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
   await connection.run('COMMIT');
 }
@@ -337,6 +349,8 @@ async function checkSource(): Promise<void> {
     await createTables(writer);
     await prepareIndexing();
     watermark = 0;
+    unorderedAfter = undefined;
+    reorderDue = false;
     answers.clear();
     createdAtSpans.clear();
   }
@@ -389,6 +403,7 @@ async function appendNewRows(): Promise<void> {
           toId = await source.largestId();
           send({ catchingUp: { fromId, atId: watermark, toId } });
         }
+        if (!reorderDue && toId !== undefined && toId - fromId >= REORDER_FROM_ROWS) await leaveUnordered(fromId);
         await appendInOneTransaction(rows);
         watermark = Number(rows.at(-1)![0]);
         appended += rows.length;
@@ -399,7 +414,7 @@ async function appendNewRows(): Promise<void> {
         }
       },
     );
-    if (appended >= REORDER_FROM_ROWS) await reorderByTime(fromId);
+    if (reorderDue) await reorderByTime();
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
@@ -408,23 +423,42 @@ async function appendNewRows(): Promise<void> {
   if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
 }
 
+/** The id after which rows wait to be put in time order, as the index's file records it. */
+async function recordedUnorderedAfter(): Promise<number | undefined> {
+  const value = (await writer.runAndReadAll(`SELECT value FROM index_meta WHERE key = '${UNORDERED_AFTER}'`)).getRows()[0]?.[0];
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Records that the rows after `afterId` (and any left waiting before) are to be put in time order at the end of this catch-up. */
+async function leaveUnordered(afterId: number): Promise<void> {
+  unorderedAfter = Math.min(unorderedAfter ?? afterId, afterId);
+  await writer.run(`INSERT OR REPLACE INTO index_meta VALUES ('${UNORDERED_AFTER}', $1)`, [String(unorderedAfter)]);
+  reorderDue = true;
+}
+
 /**
- * Puts the rows after `fromId` in time order (reorderByTimeStatements), in one transaction: one
- * that fails leaves them as they were, in id order, which answers the same, more slowly. The rows
- * appended are written to the file first: sorting them while they still took DuckDB's memory ran
- * out of it at the smallest memory limit.
+ * Puts the rows after unorderedAfter in time order (reorderByTimeStatements), in one transaction
+ * that also removes the record of them waiting. One that fails leaves them as they were, in id
+ * order, which answers the same, more slowly, and still recorded: they are put in order at the
+ * end of the next large catch-up, or at the next opening. The rows appended are written to the
+ * file first: sorting them while they still took DuckDB's memory ran out of it at the smallest
+ * memory limit.
  */
-async function reorderByTime(fromId: number): Promise<void> {
+async function reorderByTime(): Promise<void> {
+  reorderDue = false;
+  const afterId = unorderedAfter!;
   await checkpoint();
   const began = performance.now();
   await writer.run('BEGIN TRANSACTION');
   try {
-    for (const { sql, params } of reorderByTimeStatements(table, fromId)) await writer.run(sql, params.values, params.types);
+    for (const { sql, params } of reorderByTimeStatements(table, afterId)) await writer.run(sql, params.values, params.types);
+    await writer.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
     await writer.run('COMMIT');
-    log(`columnar index: the rows after id ${fromId} put in time order in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+    unorderedAfter = undefined;
+    log(`columnar index: the rows after id ${afterId} put in time order in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   } catch (error) {
     await writer.run('ROLLBACK').catch(() => {});
-    log(`columnar index: not put in time order (${(error as Error).message})`);
+    log(`columnar index: not put in time order (${(error as Error).message}); trying again after the next large catch-up or opening`);
   }
 }
 
