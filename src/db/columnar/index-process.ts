@@ -414,7 +414,8 @@ async function appendNewRows(): Promise<void> {
         }
       },
     );
-    if (reorderDue) await reorderByTime();
+    // Not while the index closes: the rows stay recorded as waiting, and are put in order at the next opening.
+    if (reorderDue && !closing) await reorderByTime();
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
