@@ -163,14 +163,13 @@ describeEachEngine('the columnar index', (engine) => {
     fs.writeFileSync(file, Buffer.alloc(64 * 1024, 'not a database'));
     await restarted();
     // An index of an earlier layout, which kept the e-mail address as text and no hash of it.
-    const earlier = await DuckDBInstance.create(file);
-    const connection = await earlier.connect();
-    await connection.run('CREATE TABLE earlier AS SELECT * EXCLUDE (email_hash), NULL::VARCHAR AS email FROM conversions');
-    await connection.run('DROP TABLE conversions');
-    await connection.run('ALTER TABLE earlier RENAME TO conversions');
-    await connection.run("UPDATE index_meta SET value = 'an earlier layout' WHERE key = 'format'");
-    connection.closeSync();
-    earlier.closeSync();
+    await runOnIndexFile(
+      file,
+      'CREATE TABLE earlier AS SELECT * EXCLUDE (email_hash), NULL::VARCHAR AS email FROM conversions',
+      'DROP TABLE conversions',
+      'ALTER TABLE earlier RENAME TO conversions',
+      "UPDATE index_meta SET value = 'an earlier layout' WHERE key = 'format'",
+    );
     await restarted();
     // The index of another database, with more rows than this one: never used for this one.
     const elsewhere = await freshDatabase('sqlite');
@@ -187,6 +186,18 @@ describeEachEngine('the columnar index', (engine) => {
     await restarted();
   });
 });
+
+/** Runs `statements` on the DuckDB file of an index no process holds, as another version or a crash would leave it. */
+async function runOnIndexFile(file: string, ...statements: string[]): Promise<void> {
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  try {
+    for (const statement of statements) await connection.run(statement);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
 
 /** The columnar index processes that process `parent` has started (Linux's /proc). */
 function indexProcesses(parent: number | 'self' = 'self'): Set<number> {
@@ -753,14 +764,13 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
     assert.deepEqual(await storedState(), { inOrder: true, waiting: undefined });
 
     // As a process killed while it rewrote leaves the file: the rows in the order appended, their wait recorded.
-    const killed = await DuckDBInstance.create(file);
-    const connection = await killed.connect();
-    await connection.run('CREATE TABLE appended AS SELECT * FROM conversions ORDER BY id');
-    await connection.run('DROP TABLE conversions');
-    await connection.run('ALTER TABLE appended RENAME TO conversions');
-    await connection.run("INSERT OR REPLACE INTO index_meta VALUES ('unordered_after', '0')");
-    connection.closeSync();
-    killed.closeSync();
+    await runOnIndexFile(
+      file,
+      'CREATE TABLE appended AS SELECT * FROM conversions ORDER BY id',
+      'DROP TABLE conversions',
+      'ALTER TABLE appended RENAME TO conversions',
+      "INSERT OR REPLACE INTO index_meta VALUES ('unordered_after', '0')",
+    );
     assert.deepEqual(await storedState(), { inOrder: false, waiting: '0' });
 
     const logged = await opened();
