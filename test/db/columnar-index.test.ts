@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import { type Kysely, sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
@@ -187,16 +187,23 @@ describeEachEngine('the columnar index', (engine) => {
   });
 });
 
-/** Runs `statements` on the DuckDB file of an index no process holds, as another version or a crash would leave it. */
-async function runOnIndexFile(file: string, ...statements: string[]): Promise<void> {
+/** What `work` makes of the DuckDB file of an index no process holds, as another version or a crash would leave it. */
+async function onIndexFile<T>(file: string, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(file);
   const connection = await instance.connect();
   try {
-    for (const statement of statements) await connection.run(statement);
+    return await work(connection);
   } finally {
     connection.closeSync();
     instance.closeSync();
   }
+}
+
+/** Runs `statements` on the DuckDB file of an index no process holds (onIndexFile). */
+function runOnIndexFile(file: string, ...statements: string[]): Promise<void> {
+  return onIndexFile(file, async (connection) => {
+    for (const statement of statements) await connection.run(statement);
+  });
 }
 
 /** The columnar index processes that process `parent` has started (Linux's /proc). */
@@ -729,10 +736,8 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
   const imported = records(52_000, 16);
   await insertConversions(database, id, imported);
   // Physically in time order, and whether the record of rows waiting is there.
-  const storedState = async () => {
-    const instance = await DuckDBInstance.create(file);
-    const connection = await instance.connect();
-    try {
+  const storedState = () =>
+    onIndexFile(file, async (connection) => {
       const [inOrder] = (
         await connection.runAndReadAll(
           'SELECT bool_and(before IS NULL OR created_at >= before) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY rowid) AS before FROM conversions)',
@@ -740,11 +745,7 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
       ).getRows()[0]!;
       const waiting = (await connection.runAndReadAll("SELECT value FROM index_meta WHERE key = 'unordered_after'")).getRows()[0]?.[0];
       return { inOrder, waiting };
-    } finally {
-      connection.closeSync();
-      instance.closeSync();
-    }
-  };
+    });
   const opened = async () => {
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
