@@ -65,7 +65,7 @@ export class AssetService {
    * One page of the account's assets matching the query string's filters, each entry as JSON
    * text (AssetEntry). The query is checked at once; `read` reads the page.
    */
-  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, publicUrl: string): PreparedList<string> {
+  list(accountId: number, dataVersion: number, query: Record<string, string | string[] | undefined>, publicUrl: string): PreparedList {
     const listQuery = parseListQuery(query, assetCatalogue);
     return {
       // Entries carry absolute URLs: under another PUBLIC_URL the same page has other bytes.
@@ -74,7 +74,8 @@ export class AssetService {
         const facts = this.lists.lookup('assets', accountId, dataVersion, listQuery);
         const page = await this.assets.listJson({ accountId, query: listQuery, facts });
         const base = await this.publicBase(accountId, publicUrl);
-        return { ...page, entries: page.entries.map((asset) => listedEntry(asset, base)) };
+        const { entries, ...counts } = page;
+        return { ...counts, entriesJson: entries.map((asset) => listedEntry(asset, base)).join(',') };
       },
     };
   }

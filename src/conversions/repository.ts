@@ -29,6 +29,28 @@ export class ConversionRepository {
   }
 
   /**
+   * A page's entries: the whole entry (withId in entry-json.ts) of each of the account's
+   * conversions with these ids, in ascending id order, comma-separated (the inside of a JSON
+   * array), and how many were found. Joined by the database into one value, so that a page
+   * crosses between threads and into the response as bytes, not as an object and a string a row.
+   */
+  async pageJsonByIds(accountId: number, ids: number[]): Promise<{ found: number; json: Uint8Array | string }> {
+    if (ids.length === 0) return { found: 0, json: '' };
+    const entries = this.db
+      .selectFrom('conversions')
+      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`.as('entry'))
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .as('entries');
+    const row = await this.db
+      .selectFrom(entries)
+      .select((eb) => [eb.fn.countAll<number>().as('found'), this.textAsBytes(sql<string>`coalesce(string_agg(entry, ','), '')`).as('json')])
+      .executeTakeFirstOrThrow();
+    return { found: Number(row.found), json: row.json };
+  }
+
+  /**
    * How many of the account's conversions belong to the buyer `userId`, and the ids of page
    * `page` of them, in ascending order: both through the index of the account and `user_id`.
    */

@@ -4,7 +4,6 @@ import { listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import type { ConversionQuestions } from './questions.js';
 import { ConversionRepository } from './repository.js';
-import { withId } from './entry-json.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
 import { type ExportFormat, exportChunks, parseExportQuery } from './export.js';
@@ -23,21 +22,21 @@ export class ConversionService {
   }
 
   /**
-   * One page of the account's conversions matching the query string's filters, with each entry
-   * as JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
+   * One page of the account's conversions matching the query string's filters, its entries as
+   * JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
    * from the columnar index, their entries from the rows.
    */
-  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList<string> {
+  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList {
     const listQuery = parseListQuery(query, conversionCatalogue);
     return {
       etag: listETag('conversions', accountId, dataVersion, listQuery),
       read: async () => {
         const { total, ids } = await this.questions.page(accountId, dataVersion, listQuery.filters, listQuery.page);
-        const rows = await this.conversions.entriesByIds(accountId, ids);
-        if (rows.length !== ids.length)
-          throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${rows.length} of them`);
+        const entries = await this.conversions.pageJsonByIds(accountId, ids);
+        if (entries.found !== ids.length)
+          throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${entries.found} of them`);
         return {
-          entries: rows.map((row) => withId(row.id, row.entry_json)),
+          entriesJson: entries.json,
           totalEntries: total,
           page: listQuery.page,
           totalPages: Math.ceil(total / PAGE_SIZE),

@@ -13,10 +13,15 @@ export interface ListPage<Entry> {
   totalPages: number;
 }
 
+/** A list page as it is sent: its entries JSON text already, comma-separated (the inside of the envelope's array). */
+export interface ListPageJson extends Omit<ListPage<never>, 'entries'> {
+  entriesJson: Uint8Array | string;
+}
+
 /** A checked list request: its entity tag is known before any row is read (listETag). */
-export interface PreparedList<Entry> {
+export interface PreparedList {
   etag: string;
-  read(): Promise<ListPage<Entry>>;
+  read(): Promise<ListPageJson>;
 }
 
 /** A list request as a service hands it to a repository, which adds its table. */

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { Catalogue, ColumnType } from '../filters/catalogue.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ListPage, PreparedList } from '../filters/list.js';
+import type { ListPageJson, PreparedList } from '../filters/list.js';
 import { listNotModified } from './conditional.js';
 import { pageLinks } from './links.js';
 import { JSON_CONTENT_TYPE } from './reply.js';
@@ -19,21 +19,28 @@ export const ListEnvelope = <Entry extends TSchema>(entry: Entry, description: s
     { description },
   );
 
-/** A list page whose entries are JSON texts already (built by the database), as one JSON text. */
-export function listPageJson(page: ListPage<string>): string {
-  return `{"entries":[${page.entries.join(',')}],"totalEntries":${page.totalEntries},"page":${page.page},"totalPages":${page.totalPages}}`;
+const ENTRIES_START = Buffer.from('{"entries":[');
+
+/**
+ * A list page whose entries are JSON already, as the envelope's JSON: bytes when the entries
+ * are bytes (read as such from the database), so that a page is never decoded into a string
+ * and encoded again.
+ */
+export function listPageBody({ entriesJson, totalEntries, page, totalPages }: ListPageJson): Buffer | string {
+  const end = `],"totalEntries":${totalEntries},"page":${page},"totalPages":${totalPages}}`;
+  return typeof entriesJson === 'string' ? `{"entries":[${entriesJson}${end}` : Buffer.concat([ENTRIES_START, entriesJson, Buffer.from(end)]);
 }
 
 /**
  * Answers a list request: 304 when the client holds the page already, else the page as it is
  * (its entries are JSON already), with the Link header of the pages around it.
  */
-export async function sendListPage(request: FastifyRequest, reply: FastifyReply, list: PreparedList<string>): Promise<FastifyReply> {
+export async function sendListPage(request: FastifyRequest, reply: FastifyReply, list: PreparedList): Promise<FastifyReply> {
   if (listNotModified(request, reply, list.etag)) return reply.code(304).send();
   const page = await list.read();
   const links = pageLinks(request.url, page.page, page.totalPages);
   if (links) reply.header('link', links);
-  return reply.type(JSON_CONTENT_TYPE).send(listPageJson(page));
+  return reply.type(JSON_CONTENT_TYPE).send(listPageBody(page));
 }
 
 export const ErrorMessage = Type.String({ description: 'What went wrong and how to fix it' });

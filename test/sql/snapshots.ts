@@ -319,7 +319,8 @@ export const EXAMPLES: Example[] = [
   asset('claimOrphan', ['blobs/3f/3f2a']),
   asset('orphanedBlobs', [NOW - 3600]),
 
-  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids' }),
+  conversion('pageJsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids', answers: [[{ found: 0, json: '' }]] }),
+  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export to CSV sends up to 2,000 ids' }),
   conversion('buyerPage', [ACCOUNT, 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
   conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
   conversion('bumpVersion', [ACCOUNT]),

@@ -1,6 +1,10 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
--- ConversionRepository.entriesByIds(1, [101,102,103]), a page sends up to 100 ids
+-- ConversionRepository.pageJsonByIds(1, [101,102,103]), a page sends up to 100 ids
+select count(*) as "found", CAST(coalesce(string_agg(entry, ','), '') AS BLOB) as "json"
+from (select '{"id":' || id || ',' || substr(entry_json, 2) as "entry" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "entries";
+
+-- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
 select "id", "entry_json"
 from "conversions"
 where "account_id" = ? and "id" in (?, ?, ?)
