@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { CompiledOnce } from '../db/compiled-once.js';
 import type { AccountsTable, ApiKeysTable, DatabaseSchema } from '../db/schema.js';
 
 export type Account = Selectable<AccountsTable>;
@@ -6,7 +7,11 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 
 /** All SQL about accounts and their keys. */
 export class AccountRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  private readonly compiled: CompiledOnce<string>;
+
+  constructor(private readonly db: Kysely<DatabaseSchema>) {
+    this.compiled = new CompiledOnce(db);
+  }
 
   findByName(name: string): Promise<Account | undefined> {
     return this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
@@ -45,15 +50,10 @@ export class AccountRepository {
    * version is the sum of the assets' and the conversions' counters: each only ever grows, so the
    * sum changes with every change to either.
    */
-  accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number } | undefined> {
-    return this.db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .leftJoin('conversion_versions', 'conversion_versions.account_id', 'api_keys.account_id')
-      .select((eb) => ['api_keys.account_id', eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version')])
-      .where('api_keys.key_hash', '=', keyHash)
-      .where('api_keys.revoked_at', 'is', null)
-      .executeTakeFirst();
+  async accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number } | undefined> {
+    // Built once: every request asks it.
+    const { rows } = await this.compiled.execute('accountForKey', () => accountForKeyQuery(this.db, keyHash), [keyHash]);
+    return rows[0];
   }
 
   /** Marks a change to the account's assets; call it inside the transaction that makes the change. */
@@ -96,4 +96,15 @@ export class AccountRepository {
   async revokeKey(id: number, now: number): Promise<void> {
     await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
   }
+}
+
+/** accountForKey's statement: its one parameter is the key's hash. */
+function accountForKeyQuery(db: Kysely<DatabaseSchema>, keyHash: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .leftJoin('conversion_versions', 'conversion_versions.account_id', 'api_keys.account_id')
+    .select((eb) => ['api_keys.account_id', eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version')])
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null);
 }

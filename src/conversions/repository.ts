@@ -1,5 +1,6 @@
-import { CompiledQuery, type Insertable, type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
 import type { Database } from '../db/adapter.js';
+import { CompiledOnce } from '../db/compiled-once.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
 
@@ -7,13 +8,19 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 
 /** All SQL about conversions. */
 export class ConversionRepository {
-  /** insertNew's SQL by the shape of its batch (insertNewSql): one repository is one import's, on one engine. */
-  private readonly insertNewStatements = new Map<string, string>();
+  /**
+   * The statements built once per shape: a list page's entries by its number of ids (asked by
+   * every page of conversions) and an import's batch by its size and columns (some 10,000
+   * values, whose compiling cost as much as parsing the batch's rows).
+   */
+  private readonly compiled: CompiledOnce<string>;
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
     private readonly textAsBytes: Database['textAsBytes'] = (text) => text,
-  ) {}
+  ) {
+    this.compiled = new CompiledOnce(db);
+  }
 
   /** The stored entry JSON (entry-json.ts) of the account's conversions with these ids, in ascending id order. */
   async entriesByIds(accountId: number, ids: number[]): Promise<{ id: number; entry_json: string }[]> {
@@ -36,18 +43,8 @@ export class ConversionRepository {
    */
   async pageJsonByIds(accountId: number, ids: number[]): Promise<{ found: number; json: Uint8Array | string }> {
     if (ids.length === 0) return { found: 0, json: '' };
-    const entries = this.db
-      .selectFrom('conversions')
-      .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`.as('entry'))
-      .where('account_id', '=', accountId)
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .as('entries');
-    const row = await this.db
-      .selectFrom(entries)
-      .select((eb) => [eb.fn.countAll<number>().as('found'), this.textAsBytes(sql<string>`coalesce(string_agg(entry, ','), '')`).as('json')])
-      .executeTakeFirstOrThrow();
-    return { found: Number(row.found), json: row.json };
+    const { rows } = await this.compiled.execute(`page of ${ids.length}`, () => pageJsonQuery(this.db, this.textAsBytes, accountId, ids), [accountId, ...ids]);
+    return { found: Number(rows[0]!.found), json: rows[0]!.json };
   }
 
   /**
@@ -113,7 +110,11 @@ export class ConversionRepository {
       parameters.push(accountId);
       for (const column of columns) parameters.push(row[column] ?? null);
     }
-    const inserted = await this.db.executeQuery(CompiledQuery.raw(insertNewSql(this.db, this.insertNewStatements, columns, unique.length), parameters));
+    const inserted = await this.compiled.execute(
+      `insert ${unique.length}:${columns.join(',')}`,
+      () => insertNewQuery(this.db, columns, unique.length),
+      parameters,
+    );
     return Number(inserted.numAffectedRows ?? 0);
   }
 
@@ -153,22 +154,25 @@ export class ConversionRepository {
   }
 }
 
-/**
- * The SQL of insertNew for `count` rows of these columns, compiled once per shape and kept in
- * `statements`: an import sends thousands of batches of one shape, and compiling each batch's
- * statement of some 10,000 values cost as much as parsing its rows.
- */
-function insertNewSql(db: Kysely<DatabaseSchema>, statements: Map<string, string>, columns: (keyof NewConversion)[], count: number): string {
-  const shape = `${count}:${columns.join(',')}`;
-  let text = statements.get(shape);
-  if (text === undefined) {
-    const template = Object.fromEntries([['account_id', 0], ...columns.map((column) => [column, null])]) as Insertable<ConversionsTable>;
-    text = db
-      .insertInto('conversions')
-      .values(Array.from({ length: count }, () => template))
-      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
-      .compile().sql;
-    statements.set(shape, text);
-  }
-  return text;
+/** pageJsonByIds's statement: its parameters are the account's id, then the ids. */
+function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: Database['textAsBytes'], accountId: number, ids: number[]) {
+  const entries = db
+    .selectFrom('conversions')
+    .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`.as('entry'))
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .as('entries');
+  return db
+    .selectFrom(entries)
+    .select((eb) => [eb.fn.countAll<number>().as('found'), textAsBytes(sql<string>`coalesce(string_agg(entry, ','), '')`).as('json')]);
+}
+
+/** insertNew's statement for `count` rows of these columns: its parameters are each row's account id, then its columns. */
+function insertNewQuery(db: Kysely<DatabaseSchema>, columns: (keyof NewConversion)[], count: number) {
+  const template = Object.fromEntries([['account_id', 0], ...columns.map((column) => [column, null])]) as Insertable<ConversionsTable>;
+  return db
+    .insertInto('conversions')
+    .values(Array.from({ length: count }, () => template))
+    .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing());
 }

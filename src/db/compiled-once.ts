@@ -1,0 +1,23 @@
+import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+
+/**
+ * Statements whose SQL Kysely builds once per shape (a key naming what changes it: how many ids,
+ * which columns) and which then run with new parameters, in the order the SQL takes them. For
+ * statements asked on every request or every batch of an import, where building the query again
+ * each time cost more than the database took to run it. One instance per repository and database.
+ */
+export class CompiledOnce<Key> {
+  private readonly texts = new Map<Key, string>();
+
+  constructor(private readonly db: Kysely<any>) {}
+
+  /** Runs the statement of shape `key`, built by `build` the first time that shape is asked. */
+  execute<Row>(key: Key, build: () => Compilable<Row>, parameters: readonly unknown[]): Promise<QueryResult<Row>> {
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      text = build().compile().sql;
+      this.texts.set(key, text);
+    }
+    return this.db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]));
+  }
+}
