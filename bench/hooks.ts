@@ -23,6 +23,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { SERVICE_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { newQuestions } from './scenarios.js';
 import {
   build,
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
     writeConversions(seedFile, conversions, 1);
     log(`${engine}: importing ${conversions} conversions to start from...`);
     await cli(['migrate']);
-    const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [];
+    const nodeFlags = [...SERVICE_NODE_FLAGS, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
     server = startPinned(0, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' }, nodeFlags });
     const baseUrl = await listeningAddress(server, 'the service');
     await cli(['conversions', 'import', seedFile]);

@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { SERVICE_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { day, newQuestions } from './scenarios.js';
 import { build, children, freshPostgres, latencies, listeningAddress, memoryMiB, runPinned, startPinned, writeConversions } from './service.js';
 
@@ -121,7 +122,7 @@ async function main(): Promise<number> {
     await cli(['conversions', 'import', seedFile], env);
     await cli(['seed', '--conversions', '0', '--assets', '5'], env);
 
-    server = startPinned(undefined, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' } });
+    server = startPinned(undefined, CLI, ['serve'], { cwd: ROOT, env: { ...env, PORT: '0' }, nodeFlags: SERVICE_NODE_FLAGS });
     const baseUrl = await listeningAddress(server, 'the service');
     const headers = { 'x-api-key': API_KEY };
     const assets = (await (await fetch(`${baseUrl}/api/v1/assets`, { headers })).json()) as { entries: { public_url: string | null }[] };

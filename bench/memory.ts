@@ -22,6 +22,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { SERVICE_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { build, freshPostgres, listeningAddress, memoryMiB, stop } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -52,7 +53,7 @@ const log = (line: string) => console.error(`[memory] ${line}`);
 // The service
 
 async function startService(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; address: string }> {
-  const child = spawn(process.execPath, ['dist/cli.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/cli.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return { child, address: await listeningAddress(child, 'the service') };
 }
 

@@ -32,6 +32,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { seededRandom } from '../src/conversions/synthetic.js';
 import { openDatabase } from '../src/db/database.js';
+import { SERVICE_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { checkConversionAnswers, compareAnswer, type ListAnswer } from './answers.js';
 import { coldFamilies, PROBE_EVERY_MS, type ColdReport } from './cold.js';
 import { CHROMIUM_PATH } from '../test/helpers/chromium.js';
@@ -129,7 +130,7 @@ const CLI = 'dist/cli.js';
 
 /** Starts a server script on core 0 and resolves with the URL it prints once it listens. */
 async function startServer(cwd: string, script: string, scriptArgs: string[], env?: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = startPinned(0, script, scriptArgs, { cwd, env });
+  const child = startPinned(0, script, scriptArgs, { cwd, env, nodeFlags: script === CLI ? SERVICE_NODE_FLAGS : [] });
   return { child, baseUrl: await listeningAddress(child, script).catch((error: Error) => Promise.reject(new BenchFailure(error.message))) };
 }
 

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openBlobStore } from '../storage/open-blob-store.js';
+import { missingNodeFlags } from './node-flags.js';
 import { describeStorage } from './storage.js';
 
 const STATISTICS_EVERY_MS = 60 * 60 * 1000;
@@ -13,6 +14,11 @@ const SHUTDOWN_DEADLINE_MS = 25_000;
 /** `npm start`: check the configuration, bring the database up to date, bootstrap, listen. */
 export async function serve(): Promise<void> {
   const config = loadConfigOrExit();
+  const missing = missingNodeFlags();
+  if (missing.length > 0)
+    console.warn(
+      `started without ${missing.join(' ')}: after a quiet spell, heavy load may make V8 collect garbage over and over (docs/deployment.md); npm start sets it`,
+    );
   await migrateWithoutTimeLimit(config);
   const database = openDatabase({ ...config, statementTimeoutMs: config.requestStatementTimeoutMs });
   // Fresh statistics soon after the start, not before it: on SQLite they are written, and a

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 /** The key of the account `default` in every service that spawnService starts (its BOOTSTRAP_API_KEY). */
 export const SERVICE_KEY = `acds_${'k'.repeat(32)}`;
@@ -18,7 +19,7 @@ export interface ServiceProcess {
 
 /** The real service (`serve`) in a child process on a free port, on the given data; resolves once it listens. */
 export async function spawnService(database: { dataDir: string; databaseUrl: string | undefined }, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,

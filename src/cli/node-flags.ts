@@ -1,0 +1,16 @@
+/**
+ * The flags of the node process that runs the service: `npm start`, the Dockerfile and the
+ * benchmarks start it with them, and `serve` says so when they are missing.
+ *
+ * V8 shrinks an idle process's heap, and then, under the load that follows, lets its old space
+ * grow so slowly that it collects garbage again and again (a full collection every 70 ms, with
+ * steps of 15-20 ms on the event loop): measured after the index was built, cached list pages
+ * went from some 3,000 answers a second to 1,100-1,500, their p99 from 6 to 45 ms
+ * (docs/performance.md). An old space of at least 96 MiB keeps it from shrinking that far.
+ */
+export const SERVICE_NODE_FLAGS = ['--initial-old-space-size=96'];
+
+/** The flags of SERVICE_NODE_FLAGS this process was started without. */
+export function missingNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  return SERVICE_NODE_FLAGS.filter((flag) => !execArgv.includes(flag));
+}
