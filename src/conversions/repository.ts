@@ -1,8 +1,9 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
-import type { Database } from '../db/adapter.js';
+import type { BulkText } from '../db/adapter.js';
 import { CompiledOnce } from '../db/compiled-once.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
+import { withId } from './entry-json.js';
 
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
 
@@ -17,7 +18,7 @@ export class ConversionRepository {
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
-    private readonly textAsBytes: Database['textAsBytes'] = (text) => text,
+    private readonly bulkText: BulkText = { textAsBytes: (text) => text, joinsTextPages: false },
   ) {
     this.compiled = new CompiledOnce(db);
   }
@@ -25,25 +26,26 @@ export class ConversionRepository {
   /** The stored entry JSON (entry-json.ts) of the account's conversions with these ids, in ascending id order. */
   async entriesByIds(accountId: number, ids: number[]): Promise<{ id: number; entry_json: string }[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('conversions')
-      .select(['id', 'entry_json'])
-      .where('account_id', '=', accountId)
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .execute();
+    const query = () => this.db.selectFrom('conversions').select(['id', 'entry_json']).where('account_id', '=', accountId).where('id', 'in', ids).orderBy('id');
+    const { rows } = await this.compiled.execute(`entries of ${ids.length}`, query, [accountId, ...ids]);
     return rows as { id: number; entry_json: string }[];
   }
 
   /**
    * A page's entries: the whole entry (withId in entry-json.ts) of each of the account's
    * conversions with these ids, in ascending id order, comma-separated (the inside of a JSON
-   * array), and how many were found. Joined by the database into one value, so that a page
-   * crosses between threads and into the response as bytes, not as an object and a string a row.
+   * array), and how many were found. Where the engine joins pages of text (BulkText), joined by
+   * the database into one value, so that a page crosses between threads and into the response
+   * as bytes, not as an object and a string a row.
    */
   async pageJsonByIds(accountId: number, ids: number[]): Promise<{ found: number; json: Uint8Array | string }> {
     if (ids.length === 0) return { found: 0, json: '' };
-    const { rows } = await this.compiled.execute(`page of ${ids.length}`, () => pageJsonQuery(this.db, this.textAsBytes, accountId, ids), [accountId, ...ids]);
+    if (!this.bulkText.joinsTextPages) {
+      const rows = await this.entriesByIds(accountId, ids);
+      return { found: rows.length, json: rows.map((row) => withId(row.id, row.entry_json)).join(',') };
+    }
+    const query = () => pageJsonQuery(this.db, this.bulkText.textAsBytes, accountId, ids);
+    const { rows } = await this.compiled.execute(`page of ${ids.length}`, query, [accountId, ...ids]);
     return { found: Number(rows[0]!.found), json: rows[0]!.json };
   }
 
@@ -77,7 +79,10 @@ export class ConversionRepository {
       .where('id', 'in', ids)
       .orderBy('id')
       .as('lines');
-    const row = await this.db.selectFrom(lines).select(this.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom(lines)
+      .select(this.bulkText.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines'))
+      .executeTakeFirstOrThrow();
     return row.lines;
   }
 
@@ -155,7 +160,7 @@ export class ConversionRepository {
 }
 
 /** pageJsonByIds's statement: its parameters are the account's id, then the ids. */
-function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: Database['textAsBytes'], accountId: number, ids: number[]) {
+function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: BulkText['textAsBytes'], accountId: number, ids: number[]) {
   const entries = db
     .selectFrom('conversions')
     .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`.as('entry'))

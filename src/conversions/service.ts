@@ -18,7 +18,7 @@ export class ConversionService {
     database: Database,
     private readonly questions: Questions,
   ) {
-    this.conversions = new ConversionRepository(database.db, database.textAsBytes);
+    this.conversions = new ConversionRepository(database.db, database);
   }
 
   /**

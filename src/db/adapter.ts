@@ -70,10 +70,19 @@ export interface Database {
    * sent); PostgreSQL's as text (its driver would decode a bytea from hex).
    */
   textAsBytes(text: RawBuilder<string>): RawBuilder<Uint8Array | string>;
+  /**
+   * Whether a page of JSON texts is read cheapest joined by the database into one value (SQLite:
+   * bytes that reach the response as they are, see textAsBytes) rather than a row each
+   * (PostgreSQL, where joining a page's hundred entries took longer than sending them as rows).
+   */
+  joinsTextPages: boolean;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
+
+/** How an engine's texts are read cheapest in bulk, which repositories that read pages of them take. */
+export type BulkText = Pick<Database, 'textAsBytes' | 'joinsTextPages'>;
 
 /**
  * A column as the API writes it: `number` a double (49, not 49.0), `boolean` a 0/1 integer,

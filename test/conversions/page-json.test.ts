@@ -44,7 +44,7 @@ describeEachEngine('a page of conversions read as one value', (engine) => {
   }
 
   test('the entries of the ids asked come in id order, each with its id first, whatever order they were asked in', async () => {
-    const repository = new ConversionRepository(database.db, database.textAsBytes);
+    const repository = new ConversionRepository(database.db, database);
     const asked = [ourIds[4]!, ourIds[1]!, ourIds[2]!];
     const { found, entries } = await pageOf(repository, ours, asked);
     assert.equal(found, 3);
@@ -60,7 +60,7 @@ describeEachEngine('a page of conversions read as one value', (engine) => {
   });
 
   test("another account's ids are not read, and found says how many of the ids the account has", async () => {
-    const repository = new ConversionRepository(database.db, database.textAsBytes);
+    const repository = new ConversionRepository(database.db, database);
     const { found, entries } = await pageOf(repository, ours, [ourIds[0]!, theirIds[0]!, theirIds[1]!]);
     assert.equal(found, 1);
     assert.deepEqual(
@@ -71,7 +71,7 @@ describeEachEngine('a page of conversions read as one value', (engine) => {
   });
 
   test('the statement built for a number of ids answers later pages of that many ids with their own rows', async () => {
-    const repository = new ConversionRepository(database.db, database.textAsBytes);
+    const repository = new ConversionRepository(database.db, database);
     const first = await pageOf(repository, ours, ourIds.slice(0, 2));
     const second = await pageOf(repository, ours, ourIds.slice(3, 5));
     const theirPage = await pageOf(repository, theirs, theirIds.slice(2, 4));

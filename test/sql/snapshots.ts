@@ -44,9 +44,9 @@ import {
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
 import { offsetSpans } from '../../src/db/columnar/time-zones.js';
-import { postgresTextAsBytes } from '../../src/db/postgres/database.js';
+import { postgresBulkText } from '../../src/db/postgres/database.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
-import { sqliteTextAsBytes } from '../../src/db/sqlite/database.js';
+import { sqliteBulkText } from '../../src/db/sqlite/database.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { PAGE_SIZE } from '../../src/filters/list.js';
@@ -241,8 +241,8 @@ const REFUND: NewCartEvent = {
 
 const account = examplesOf('accounts', 'AccountRepository', (db) => new AccountRepository(db));
 const asset = examplesOf('assets', 'AssetRepository', (db) => new AssetRepository(db));
-const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, TEXT_AS_BYTES[engine]));
-const TEXT_AS_BYTES = { sqlite: sqliteTextAsBytes, postgres: postgresTextAsBytes };
+const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, BULK_TEXT[engine]));
+const BULK_TEXT = { sqlite: sqliteBulkText, postgres: postgresBulkText };
 const cart = examplesOf('carts', 'CartRepository', (db) => new CartRepository(db));
 
 /** Every repository method, called as the service calls it; snapshots.test.ts checks that none is missing. */
@@ -319,7 +319,11 @@ export const EXAMPLES: Example[] = [
   asset('claimOrphan', ['blobs/3f/3f2a']),
   asset('orphanedBlobs', [NOW - 3600]),
 
-  conversion('pageJsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'a page sends up to 100 ids', answers: [[{ found: 0, json: '' }]] }),
+  // One answer for both engines' statements: SQLite's joined page, PostgreSQL's rows.
+  conversion('pageJsonByIds', [ACCOUNT, [101, 102, 103]], {
+    when: 'a page sends up to 100 ids',
+    answers: [[{ found: 1, json: '', id: 101, entry_json: '{}' }]],
+  }),
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export to CSV sends up to 2,000 ids' }),
   conversion('buyerPage', [ACCOUNT, 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
   conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Database, JsonField } from '../adapter.js';
+import type { BulkText, Database, JsonField } from '../adapter.js';
 import type { DatabaseSchema } from '../schema.js';
 
 const INT8_OID = 20;
@@ -14,8 +14,8 @@ const CONVERSION_WRITES_LOCK = 0x61636473;
 // The SQLSTATE of a statement cancelled, here by statement_timeout.
 const QUERY_CANCELED = '57014';
 
-/** Text as text: pg would decode a bytea from hex (Database.textAsBytes). */
-export const postgresTextAsBytes: Database['textAsBytes'] = (text) => text;
+/** Texts as text, since pg would decode a bytea from hex, and pages of them a row each (Database.textAsBytes, joinsTextPages). */
+export const postgresBulkText: BulkText = { textAsBytes: (text) => text, joinsTextPages: false };
 
 /** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
 export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
@@ -87,7 +87,7 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    textAsBytes: postgresTextAsBytes,
+    ...postgresBulkText,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();

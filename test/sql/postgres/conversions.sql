@@ -1,8 +1,10 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
 -- ConversionRepository.pageJsonByIds(1, [101,102,103]), a page sends up to 100 ids
-select count(*) as "found", coalesce(string_agg(entry, ','), '') as "json"
-from (select '{"id":' || id || ',' || substr(entry_json, 2) as "entry" from "conversions" where "account_id" = $1 and "id" in ($2, $3, $4) order by "id") as "entries";
+select "id", "entry_json"
+from "conversions"
+where "account_id" = $1 and "id" in ($2, $3, $4)
+order by "id";
 
 -- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
 select "id", "entry_json"
