@@ -161,7 +161,10 @@ describeEachEngine('plans of the row store', (engine) => {
     const all = await database.db.selectFrom('conversions').select('id').where('account_id', '=', accountId).orderBy('id').execute();
     const page = all.filter((_, index) => index % 30 === 0).map((row) => row.id);
     assert.equal(page.length, 100);
-    const [statement] = await recorder.record((db) => new ConversionRepository(db, database).pageJsonByIds(accountId, page), [[{ found: 100, json: '', id: 1, entry_json: '{}' }]]);
+    const [statement] = await recorder.record(
+      (db) => new ConversionRepository(db, database).pageJsonByIds(accountId, page),
+      [[{ found: 100, json: '', id: 1, entry_json: '{}' }]],
+    );
     const lines = await plan(statement!);
     const shown = lines.join(' | ');
     if (engine === 'sqlite') {
