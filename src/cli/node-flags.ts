@@ -3,8 +3,8 @@
  * benchmarks start it with them, and `serve` says so when they are missing.
  *
  * V8 shrinks an idle process's heap, and then, under the load that follows, lets its old space
- * grow so slowly that it collects garbage again and again (a full collection every 70 ms, with
- * steps of 15-20 ms on the event loop): measured after the index was built, cached list pages
+ * grow so slowly that it collects garbage again and again (a full collection every 60-100 ms,
+ * with marking steps of 12-21 ms on the event loop): measured after the index was built, cached list pages
  * went from some 3,000 answers a second to 1,100-1,500, their p99 from 6 to 45 ms
  * (docs/performance.md). An old space of at least 96 MiB keeps it from shrinking that far.
  */

@@ -10,9 +10,9 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 /** All SQL about conversions. */
 export class ConversionRepository {
   /**
-   * The statements built once per shape: a list page's entries by its number of ids (asked by
-   * every page of conversions) and an import's batch by its size and columns (some 10,000
-   * values, whose compiling cost as much as parsing the batch's rows).
+   * The statements built once per shape: a page's entries by its number of ids (asked by every
+   * list page of conversions) and an import's batch by its size and columns (some 10,000 values,
+   * whose compiling cost as much as parsing the batch's rows).
    */
   private readonly compiled: CompiledOnce<string>;
 

@@ -2,9 +2,11 @@ import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'k
 
 /**
  * Statements whose SQL Kysely builds once per shape (a key naming what changes it: how many ids,
- * which columns) and which then run with new parameters, in the order the SQL takes them. For
- * statements asked on every request or every batch of an import, where building the query again
- * each time cost more than the database took to run it. One instance per repository and database.
+ * which columns) and which then run with new parameters, in the order the SQL takes them: for
+ * statements asked on every request or every batch of an import, where building the query was
+ * much of their cost (a list page's, with its 100 parameters, was what a cached page's request
+ * allocated most of). `build` must bind every value as a parameter, never write one into the
+ * SQL. One instance per repository and database.
  */
 export class CompiledOnce<Key> {
   private readonly texts = new Map<Key, string>();
