@@ -67,11 +67,13 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order: joined by the database into one value, so that an
-   * export moves one value a batch between threads, not an object a row.
+   * entry-json.ts), in ascending id order. Where the engine joins pages of text (BulkText),
+   * joined by the database into one value, so that an export moves one value a batch between
+   * threads, not an object a row.
    */
   async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
     if (ids.length === 0) return '';
+    if (!this.bulkText.joinsTextPages) return (await this.entriesByIds(accountId, ids)).map((row) => `${withId(row.id, row.entry_json)}\n`).join('');
     const lines = this.db
       .selectFrom('conversions')
       .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2) || ${'\n'}`.as('line'))

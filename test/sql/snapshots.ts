@@ -319,14 +319,14 @@ export const EXAMPLES: Example[] = [
   asset('claimOrphan', ['blobs/3f/3f2a']),
   asset('orphanedBlobs', [NOW - 3600]),
 
-  // One answer for both engines' statements: SQLite's joined page, PostgreSQL's rows.
+  // One answer for both engines' statements, as below: SQLite's joined page, PostgreSQL's rows.
   conversion('pageJsonByIds', [ACCOUNT, [101, 102, 103]], {
     when: 'a page sends up to 100 ids',
     answers: [[{ found: 1, json: '', id: 101, entry_json: '{}' }]],
   }),
   conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export to CSV sends up to 2,000 ids' }),
   conversion('buyerPage', [ACCOUNT, 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
-  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '' }]] }),
+  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '', id: 101, entry_json: '{}' }]] }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
   conversion('insertEach', [NOTIFIED], {

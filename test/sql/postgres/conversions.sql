@@ -26,8 +26,10 @@ limit $3
 offset $4;
 
 -- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
-select coalesce(string_agg(line, ''), '') as "lines"
-from (select '{"id":' || id || ',' || substr(entry_json, 2) || $1 as "line" from "conversions" where "account_id" = $2 and "id" in ($3, $4, $5) order by "id") as "lines";
+select "id", "entry_json"
+from "conversions"
+where "account_id" = $1 and "id" in ($2, $3, $4)
+order by "id";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
