@@ -14,12 +14,12 @@ export class CompiledOnce<Key> {
   constructor(private readonly db: Kysely<any>) {}
 
   /** Runs the statement of shape `key`, built by `build` the first time that shape is asked. */
-  execute<Row>(key: Key, build: () => Compilable<Row>, parameters: readonly unknown[]): Promise<QueryResult<Row>> {
+  execute<Row>(key: Key, build: () => Compilable<Row>, parameters: unknown[]): Promise<QueryResult<Row>> {
     let text = this.texts.get(key);
     if (text === undefined) {
       text = build().compile().sql;
       this.texts.set(key, text);
     }
-    return this.db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]));
+    return this.db.executeQuery<Row>(CompiledQuery.raw(text, parameters));
   }
 }
