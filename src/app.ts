@@ -140,7 +140,15 @@ export async function buildApp({
 
   await app.register(swagger, openApiOptions(config.publicUrl));
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The document is made from every route's schema the first time it is asked for, which takes
+  // a tenth of a second and would hold up every request meanwhile: it is made once, as the
+  // service starts listening, and kept as the text sent.
+  let openApiText: string | undefined;
+  const openApiDocument = () => (openApiText ??= JSON.stringify(app.swagger()));
+  app.addHook('onListen', async () => {
+    openApiDocument();
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openApiDocument()));
   const onRejected = () => metrics.rateLimitRejections.inc();
   const rateLimitShared = { ipv6PrefixLength: config.rateLimitIpv6Prefix, redis, onRejected };
   await app.register(publicAssetRoutes, {

@@ -164,3 +164,34 @@ describe('the OpenAPI document', () => {
     assert.equal(parameters.get('joint_venture_order')?.example, undefined, 'null in the example entry: no example');
   });
 });
+
+describe('the OpenAPI document of a listening service', () => {
+  test('is made once, as the service starts listening, not while a client waits for it', async () => {
+    const ctx = await startTestApp('sqlite');
+    try {
+      const { app } = ctx;
+      let made = 0;
+      const swagger = app.swagger.bind(app);
+      app.swagger = new Proxy(swagger, {
+        apply: (target, self, args) => {
+          made += 1;
+          return Reflect.apply(target, self, args);
+        },
+      });
+      const address = await app.listen({ port: 0, host: '127.0.0.1' });
+      assert.equal(made, 1, 'made as the service starts listening');
+      const bodies = await Promise.all(
+        [1, 2].map(async () => {
+          const response = await fetch(`${address}/openapi.json`);
+          assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+          return response.text();
+        }),
+      );
+      assert.equal(made, 1, 'sent as it was made');
+      assert.equal(bodies[0], bodies[1]);
+      assert.deepEqual(JSON.parse(bodies[0]!), await swagger());
+    } finally {
+      await ctx.close();
+    }
+  });
+});
