@@ -4,8 +4,8 @@
  *
  * V8 shrinks an idle process's heap, and then, under the load that follows, lets its old space
  * grow so slowly that it collects garbage again and again (a full collection every 60-100 ms,
- * with marking steps of 12-21 ms on the event loop): measured after the index was built, cached list pages
- * went from some 3,000 answers a second to 1,100-1,500, their p99 from 6 to 45 ms
+ * with marking steps of 12-21 ms on the event loop): measured after the index was built, cached
+ * list pages went from some 3,000 answers a second to 1,100-1,500, their p99 from 6 to 45 ms
  * (docs/performance.md). An old space of at least 96 MiB keeps it from shrinking that far.
  */
 export const SERVICE_NODE_FLAGS = ['--initial-old-space-size=96'];

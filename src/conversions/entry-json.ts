@@ -43,23 +43,3 @@ export function wellFormedJson(json: string): string {
 export function withId(id: number, entryJson: string): string {
   return `{"id":${id},${entryJson.slice(1)}`;
 }
-
-/**
- * Texts joined by `separator`, with `terminator` after the last (nothing when there are none),
- * as one buffer of their UTF-8 bytes, without joining them into one string first: a string of
- * a batch's size (over 128 KB) is made in V8's old space at once and stays there until a full
- * collection.
- */
-export function joinedAsUtf8(texts: readonly string[], separator: string, terminator = ''): Buffer {
-  if (texts.length === 0) return Buffer.alloc(0);
-  let size = Buffer.byteLength(terminator) + Buffer.byteLength(separator) * (texts.length - 1);
-  for (const text of texts) size += Buffer.byteLength(text);
-  const bytes = Buffer.allocUnsafe(size);
-  let at = 0;
-  texts.forEach((text, index) => {
-    if (index > 0) at += bytes.write(separator, at);
-    at += bytes.write(text, at);
-  });
-  bytes.write(terminator, at);
-  return bytes;
-}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Value } from 'typebox/value';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { entryJsonOf, joinedAsUtf8 } from '../../src/conversions/entry-json.js';
+import { entryJsonOf } from '../../src/conversions/entry-json.js';
 import { ConversionEntry } from '../../src/conversions/schema.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine, freshDatabase } from '../helpers/database.js';
@@ -34,21 +34,6 @@ function expectedText(id: number, record: Record<string, unknown>): string {
   const entry: Record<string, unknown> = { ...record, id };
   return JSON.stringify(Object.fromEntries(Object.keys(ConversionEntry.properties).map((name) => [name, entry[name]])));
 }
-
-test('texts joined as UTF-8 bytes are the bytes of the texts joined as a string', () => {
-  const cases: [texts: string[], separator: string, terminator: string | undefined][] = [
-    [[], ',', undefined],
-    [[], '\n', '\n'],
-    [['{"a":1}'], ',', undefined],
-    [['{"a":1}', '{"b":"Zoë"}', '{"c":"日本 🙂"}'], ',', undefined],
-    [['{"a":1}', '{"b":"Zoë"}'], '\n', '\n'],
-    [['', 'é', ''], '·', '¶'],
-  ];
-  for (const [texts, separator, terminator] of cases) {
-    const expected = Buffer.from(texts.length === 0 ? '' : `${texts.join(separator)}${terminator ?? ''}`);
-    assert.deepEqual(joinedAsUtf8(texts, separator, terminator), expected, JSON.stringify([texts, separator, terminator]));
-  }
-});
 
 test('an entry is written with fields left out as null or empty, products in the schema order, and nothing else', () => {
   const json = entryJsonOf({ id: 77, cart_integration: 'clickbank', receipt: 'R-1', products: [{ qty: 2, sku: 'S-1', price: 9.5 }] }, 1_790_000_000);
