@@ -36,6 +36,13 @@ export class CartRepository {
     return this.db.selectFrom('cart_receivers').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
+  /** Which of these token hashes belong to a connected receiver still. */
+  async connectedTokenHashes(tokenHashes: string[]): Promise<string[]> {
+    if (tokenHashes.length === 0) return [];
+    const rows = await this.db.selectFrom('cart_receivers').select('token_hash').where('token_hash', 'in', tokenHashes).execute();
+    return rows.map((row) => row.token_hash);
+  }
+
   /** Which of these (account, cart, event key) the events kept already have. */
   async keptEventKeys(keys: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>[]): Promise<Pick<CartEventRow, 'account_id' | 'cart' | 'event_key'>[]> {
     if (keys.length === 0) return [];

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../db/database.js';
 import { ConversionRepository, type NewConversion } from '../conversions/repository.js';
 import { validateConversion } from '../conversions/validate.js';
@@ -6,7 +7,7 @@ import type { PreparedList } from '../filters/list.js';
 import { ListCache, listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
 import { formatTimestamp } from '../filters/timestamps.js';
-import { type CartEventRow, CartRepository, type NewCartEvent } from './repository.js';
+import { type CartEventRow, CartRepository, type NewCartEvent, type ReceiverRow } from './repository.js';
 import { type CartEventEntry, cartEventCatalogue, type CartReceiverEntry, type EventStatus } from './schema.js';
 import { type CartNotification, type CartReply, type CartRequest, PURCHASES, RECEIVERS, type ReceiverName } from './notification.js';
 import { textReply } from './receivers/fields.js';
@@ -15,11 +16,16 @@ import { RECEIVER_BY_NAME } from './receivers/index.js';
 /** How a notification fared, for the metrics and the log. */
 export type Outcome = 'stored' | 'duplicate' | 'acknowledged' | 'invalid' | 'refused' | 'unknown_token';
 
+/** What became of a notification written: kept, a repeat of one kept before, or sent to a token disconnected meanwhile. */
+type StoreResult = 'stored' | 'repeat' | 'disconnected';
+
 /** A notification checked and mapped, waiting to be written. */
 interface PendingStore {
   event: NewCartEvent;
   row: NewConversion | undefined;
-  resolve: (stored: boolean) => void;
+  /** The token it came with: it is kept only if the token is still connected when it is written. */
+  tokenHash: string;
+  resolve: (result: StoreResult) => void;
   reject: (error: unknown) => void;
 }
 
@@ -27,6 +33,8 @@ interface PendingStore {
 const SHOWN_TOKEN_CHARACTERS = 6;
 // The most notifications one transaction writes.
 const MAX_BATCH = 200;
+// The most receivers kept in memory by the hash of their token.
+const KNOWN_RECEIVERS = 1_000;
 const NOT_FOUND = textReply(404, 'Not Found');
 
 export function isReceiverName(name: string): name is ReceiverName {
@@ -49,6 +57,12 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
 export class CartService {
   private readonly carts: CartRepository;
   private readonly lists = new ListCache();
+  /**
+   * Receivers by the hash of their token, as last read: a notification then costs no read of its
+   * own before its transaction, which checks that the token is still connected (a cart
+   * disconnected or connected again elsewhere, by the command line, changes the table only).
+   */
+  private readonly knownReceivers = new LRUCache<string, ReceiverRow>({ max: KNOWN_RECEIVERS });
   /** Notifications waiting for the next transaction (writeWaiting). */
   private readonly waiting: PendingStore[] = [];
   private writing = false;
@@ -96,8 +110,33 @@ export class CartService {
    */
   async receive(cart: string, token: string, request: CartRequest): Promise<{ reply: CartReply; outcome: Outcome; reason?: string }> {
     if (!isReceiverName(cart)) return { reply: NOT_FOUND, outcome: 'unknown_token' };
-    const found = await this.carts.findByTokenHash(hashToken(token));
+    const tokenHash = hashToken(token);
+    const known = this.knownReceivers.get(tokenHash);
+    const found = known ?? (await this.readReceiver(tokenHash));
     if (!found || found.cart !== cart) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+    const answered = await this.answer(cart, found, tokenHash, request);
+    // A notification's transaction checked the token; any other answer with a token known from
+    // before stands only once the token is found connected still.
+    const checked = answered.outcome === 'stored' || answered.outcome === 'duplicate' || answered.outcome === 'unknown_token';
+    if (known && !checked && !(await this.readReceiver(tokenHash))) return { reply: NOT_FOUND, outcome: 'unknown_token' };
+    return answered;
+  }
+
+  /** The receiver with this token's hash, read afresh and remembered, or undefined (and forgotten) when there is none. */
+  private async readReceiver(tokenHash: string): Promise<ReceiverRow | undefined> {
+    const found = await this.carts.findByTokenHash(tokenHash);
+    if (found) this.knownReceivers.set(tokenHash, found);
+    else this.knownReceivers.delete(tokenHash);
+    return found;
+  }
+
+  /** What the receiver of `cart` answers a notification, once found by its token. */
+  private async answer(
+    cart: ReceiverName,
+    found: ReceiverRow,
+    tokenHash: string,
+    request: CartRequest,
+  ): Promise<{ reply: CartReply; outcome: Outcome; reason?: string }> {
     const receiver = RECEIVER_BY_NAME[cart];
     if (!receiver.methods.includes(request.method as 'GET')) {
       const reason = `${cart} notifications come by ${receiver.methods.join(' or ')}`;
@@ -115,17 +154,21 @@ export class CartService {
       case 'notification': {
         const tooLong = longIdentity(verdict.notification);
         if (tooLong) return { reply: textReply(400, tooLong), outcome: 'invalid', reason: tooLong };
-        const stored = await this.store(found.account_id, cart, verdict.notification, request.receivedAt);
-        return { reply: receiver.accepted(!stored), outcome: stored ? 'stored' : 'duplicate' };
+        const result = await this.store(found.account_id, cart, tokenHash, verdict.notification, request.receivedAt);
+        if (result === 'disconnected') {
+          this.knownReceivers.delete(tokenHash);
+          return { reply: NOT_FOUND, outcome: 'unknown_token' };
+        }
+        return { reply: receiver.accepted(result === 'repeat'), outcome: result === 'stored' ? 'stored' : 'duplicate' };
       }
     }
   }
 
   /**
-   * Keeps the event and makes its conversion; resolves once they are committed, with false when
-   * the event was kept before (a repeat), and then nothing changes.
+   * Keeps the event and makes its conversion; resolves once they are committed. Nothing changes
+   * for an event kept before (a repeat), nor for a token no longer connected.
    */
-  private store(accountId: number, cart: ReceiverName, notification: CartNotification, receivedAt: number): Promise<boolean> {
+  private store(accountId: number, cart: ReceiverName, tokenHash: string, notification: CartNotification, receivedAt: number): Promise<StoreResult> {
     const { status, problem, row } = this.outcomeOf(notification);
     const event: NewCartEvent = {
       account_id: accountId,
@@ -144,7 +187,7 @@ export class CartService {
       payload: notification.payload,
     };
     return new Promise((resolve, reject) => {
-      this.waiting.push({ event, row, resolve, reject });
+      this.waiting.push({ event, row, tokenHash, resolve, reject });
       void this.writeWaiting();
     });
   }
@@ -163,14 +206,14 @@ export class CartService {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, MAX_BATCH);
         try {
-          const stored = await this.writeInOneTransaction(batch);
-          for (const [index, pending] of batch.entries()) pending.resolve(stored[index]!);
+          const results = await this.writeInOneTransaction(batch);
+          for (const [index, pending] of batch.entries()) pending.resolve(results[index]!);
         } catch (error) {
           // A busy or slow database fails each alone as it failed them together: all are told so, at once.
           if (batch.length === 1 || this.database.isBusy(error) || this.database.isStatementTimeout(error)) for (const pending of batch) pending.reject(error);
           else
             for (const pending of batch) {
-              await this.writeInOneTransaction([pending]).then(([stored]) => pending.resolve(stored!), pending.reject);
+              await this.writeInOneTransaction([pending]).then(([result]) => pending.resolve(result!), pending.reject);
             }
         }
       }
@@ -180,20 +223,22 @@ export class CartService {
   }
 
   /**
-   * Each event, unless its key was kept before or comes earlier in the batch, with the
-   * conversion it makes; says for each whether it was stored. A few statements for the whole
-   * batch, whatever its size: each is a round trip to the database.
+   * Each event whose token is connected still, unless its key was kept before or comes earlier
+   * in the batch, with the conversion it makes; says what became of each. A few statements for
+   * the whole batch, whatever its size: each is a round trip to the database.
    */
-  private writeInOneTransaction(batch: PendingStore[]): Promise<boolean[]> {
+  private writeInOneTransaction(batch: PendingStore[]): Promise<StoreResult[]> {
     return this.database.db.transaction().execute(async (trx) => {
       // Ids become visible in ascending order: the columnar index catches up by id.
       await this.database.serializeConversionWrites(trx);
       const carts = new CartRepository(trx);
       const conversions = new ConversionRepository(trx);
       const keyOf = ({ account_id, cart, event_key }: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>) => `${account_id}\n${cart}\n${event_key}`;
-      const seen = new Set((await carts.keptEventKeys(batch.map(({ event }) => event))).map(keyOf));
+      const connected = new Set(await carts.connectedTokenHashes([...new Set(batch.map(({ tokenHash }) => tokenHash))]));
+      const sent = batch.filter(({ tokenHash }) => connected.has(tokenHash));
+      const seen = new Set((await carts.keptEventKeys(sent.map(({ event }) => event))).map(keyOf));
       const fresh: PendingStore[] = [];
-      for (const pending of batch) {
+      for (const pending of sent) {
         const key = keyOf(pending.event);
         if (seen.has(key)) continue;
         seen.add(key);
@@ -206,7 +251,7 @@ export class CartService {
       // Lists of conversions and of cart events are stale from this commit on.
       for (const accountId of new Set(fresh.map(({ event }) => event.account_id))) await conversions.bumpVersion(accountId);
       const stored = new Set(fresh);
-      return batch.map((pending) => stored.has(pending));
+      return batch.map((pending): StoreResult => (stored.has(pending) ? 'stored' : connected.has(pending.tokenHash) ? 'repeat' : 'disconnected'));
     });
   }
 

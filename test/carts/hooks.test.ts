@@ -190,6 +190,34 @@ describeEachEngine('cart notifications', (engine) => {
     }
   });
 
+  test('a cart disconnected or connected again elsewhere (the command line) takes effect at once: its old token is a 404 and nothing is kept', async () => {
+    const elsewhere = new CartService(ctx.database);
+    const konnektive = (path: string, orderId: string) =>
+      ctx.app.inject({ url: `${path}?${form({ event: 'new_sale', order_id: orderId, total: '10.00', currency: 'USD', email: 'b@example.com' })}` });
+    const firstPath = await elsewhere.connect(shopId, 'konnektive', undefined);
+    assert.equal((await konnektive(firstPath, 'GONE-1')).statusCode, 200);
+
+    const secondPath = await elsewhere.connect(shopId, 'konnektive', undefined);
+    assert.equal((await konnektive(firstPath, 'GONE-2')).statusCode, 404, 'the token replaced');
+    assert.equal((await konnektive(secondPath, 'GONE-3')).statusCode, 200);
+    assert.equal(await elsewhere.disconnect(shopId, 'konnektive'), true);
+    assert.equal((await konnektive(secondPath, 'GONE-4')).statusCode, 404, 'the cart disconnected');
+
+    const genericPath = await elsewhere.connect(shopId, 'generic', secrets.generic);
+    assert.equal((await postGeneric(genericEvent('gone-5', 'GONE-5'), genericPath)).statusCode, 200);
+    await elsewhere.disconnect(shopId, 'generic');
+    assert.equal(
+      (await postGeneric(genericEvent('gone-6', 'GONE-6'), genericPath, 'whsec_not_the_secret')).statusCode,
+      404,
+      'a forgery to a disconnected token',
+    );
+    paths.generic = await elsewhere.connect(shopId, 'generic', secrets.generic);
+
+    const kept = await eventsOf('receipt.between=GONE-,GONE-~');
+    assert.deepEqual(kept.map((event: { receipt: string }) => event.receipt).sort(), ['GONE-1', 'GONE-3', 'GONE-5']);
+    assert.equal((await api('/api/v1/conversions?receipt.between=GONE-,GONE-~')).totalEntries, 3);
+  });
+
   test("a method the cart does not send with is a 405 that names the cart's", async () => {
     const response = await ctx.app.inject({
       method: 'PUT',

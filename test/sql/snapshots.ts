@@ -350,6 +350,7 @@ export const EXAMPLES: Example[] = [
   cart('receivers', [ACCOUNT]),
   cart('disconnect', [ACCOUNT, 'clickbank']),
   cart('findByTokenHash', ['sha256 of the token, hex']),
+  cart('connectedTokenHashes', [['sha256 of one token, hex', 'sha256 of another, hex']], { shown: 'the hashes of two tokens' }),
   cart('keptEventKeys', [[REFUND, { ...REFUND, event_key: '23650508/on_refund' }]], { shown: 'the keys of two Digistore24 refunds' }),
   cart('insertEvents', [[REFUND, { ...REFUND, event_key: '23650508/on_refund' }]], { shown: 'two Digistore24 refunds' }),
   cart('listEvents', () => [list(cartEventCatalogue, 'event=refund&received_at.gte=2026-01-01')], {

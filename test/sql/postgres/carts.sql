@@ -21,6 +21,11 @@ select *
 from "cart_receivers"
 where "token_hash" = $1;
 
+-- CartRepository.connectedTokenHashes(the hashes of two tokens)
+select "token_hash"
+from "cart_receivers"
+where "token_hash" in ($1, $2);
+
 -- CartRepository.keptEventKeys(the keys of two Digistore24 refunds)
 select "account_id", "cart", "event_key"
 from "cart_events"

@@ -21,6 +21,11 @@ select *
 from "cart_receivers"
 where "token_hash" = ?;
 
+-- CartRepository.connectedTokenHashes(the hashes of two tokens)
+select "token_hash"
+from "cart_receivers"
+where "token_hash" in (?, ?);
+
 -- CartRepository.keptEventKeys(the keys of two Digistore24 refunds)
 select "account_id", "cart", "event_key"
 from "cart_events"
