@@ -50,6 +50,7 @@ import {
   freshPostgres,
   listeningAddress,
   memoryMiB,
+  processMemoryMiB,
   runPinned,
   startPinned,
   stop,
@@ -610,6 +611,7 @@ async function main(): Promise<number> {
     log(`uploaded 1 GiB in ${uploadSeconds.toFixed(1)} s; server RSS ${fixed(restingRssMiB)} MiB before, ${fixed(uploadPeakMiB)} MiB at most during it`);
 
     const peakRssMiB = memoryMiB(servicePid, 'VmHWM');
+    const servicePeakRssMiB = processMemoryMiB(servicePid, 'VmHWM');
     await stop(service.child);
     // Once nothing timed shares the machine with it (and the server's peak is read).
     log('copying the conversions into a copy of their table with every index, in the database alone...');
@@ -711,7 +713,9 @@ async function main(): Promise<number> {
         `  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, peak RSS ${fixed(stack.peakRssMiB)} MiB`,
       );
     }
-    console.log(`memory: server peak RSS ${fixed(peakRssMiB)} MiB over the whole run (target ≤${TARGETS.rssMiB} MiB): ${yes(memoryMet)}`);
+    console.log(
+      `memory: server peak RSS ${fixed(peakRssMiB)} MiB over the whole run, the sum of each process's peak: the service's ${fixed(servicePeakRssMiB)}, its index's ${fixed(peakRssMiB !== undefined && servicePeakRssMiB !== undefined ? peakRssMiB - servicePeakRssMiB : undefined)} (target ≤${TARGETS.rssMiB} MiB): ${yes(memoryMet)}`,
+    );
     console.log(
       `upload: 1 GiB in ${uploadSeconds.toFixed(1)} s, server RSS grew ${fixed(uploadGrowthMiB)} MiB (target ≤${TARGETS.uploadGrowthMiB} MiB): ${yes(uploadMet)}`,
     );
@@ -771,7 +775,7 @@ async function main(): Promise<number> {
       },
       reports: { ...reports, met: reportsMet },
       console: consoleTimes ? { ...consoleTimes, met: consoleMet } : undefined,
-      memory: { peakRssMiB, met: memoryMet },
+      memory: { peakRssMiB, servicePeakRssMiB, met: memoryMet },
       upload: { bytes: UPLOAD_BYTES, seconds: uploadSeconds, restingRssMiB, peakRssMiB: uploadPeakMiB, growthMiB: uploadGrowthMiB, met: uploadMet },
       answersChecked: checked + cold.answersChecked,
       baseline: baselineReport,

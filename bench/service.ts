@@ -93,7 +93,8 @@ export function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undef
   return childProcessesOf(pid).reduce((sum, child) => sum + (memoryMiB(child, field) ?? 0), own);
 }
 
-function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+/** A process's own memory (VmRSS) or its peak (VmHWM), in MiB, without the processes it started. */
+export function processMemoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) / 1024 : undefined;
