@@ -12,12 +12,10 @@
  * conversion), while this process asks new list questions one after another (NEW_QUESTION_FAMILIES,
  * each asked once) and a probe asks every 50 ms for one buyer's conversions. The same stream runs
  * --warmup seconds first, unmeasured, as the list benchmarks warm up: a service just started
- * spends the first seconds of a new kind of work compiling its code (V8's optimizing compiler
- * took a second of the core in the first 8 s of notifications, a fifth of that in the next 8 s;
- * docs/performance.md). It then checks that
- * every acknowledged notification is a cart event and a conversion, and prints the rates and
- * latencies beside the targets, the slowest question, and how the service's core was split
- * meanwhile. --cpu-prof writes the service's CPU profiles (each thread's) into DIR, for Chrome's
+ * spends its first seconds of a new kind of work compiling its code (docs/performance.md). It
+ * then checks that every acknowledged notification is a cart event and a conversion, and prints
+ * the rates and latencies beside the targets, the slowest question, and how the service's core
+ * was split meanwhile. --cpu-prof writes the service's CPU profiles (each thread's) into DIR, for Chrome's
  * DevTools or speedscope.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -202,6 +200,8 @@ async function main(): Promise<void> {
     const buyer = (JSON.parse((await timed(`${baseUrl}/api/v1/conversions?page=7`, headers)).body) as { entries: { user_id: string }[] }).entries[0]!.user_id;
     log(`service ${baseUrl}, caught up; the receiver ${hookPath.slice(0, 22)}...`);
 
+    // Every question new, over the warm-up and the measured stream alike.
+    const asked = new Set<string>();
     /**
      * `streamSeconds` of notifications at `rate` a second, new list questions one after another
      * and the probe every PROBE_EVERY_MS, all at once, until the sender is done.
@@ -239,8 +239,6 @@ async function main(): Promise<void> {
       const sent = JSON.parse(await sender) as SenderResult;
       return { sent, questionMs, probeMs, failures, slowest, peakRss };
     };
-    // Every question new, over the warm-up and the stream alike.
-    const asked = new Set<string>();
 
     let warmedUp: SenderResult | undefined;
     if (warmupSeconds > 0) {

@@ -235,10 +235,10 @@ export class CartService {
       const conversions = new ConversionRepository(trx);
       const keyOf = ({ account_id, cart, event_key }: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>) => `${account_id}\n${cart}\n${event_key}`;
       const connected = new Set(await carts.connectedTokenHashes([...new Set(batch.map(({ tokenHash }) => tokenHash))]));
-      const sent = batch.filter(({ tokenHash }) => connected.has(tokenHash));
-      const seen = new Set((await carts.keptEventKeys(sent.map(({ event }) => event))).map(keyOf));
+      const toConnected = batch.filter(({ tokenHash }) => connected.has(tokenHash));
+      const seen = new Set((await carts.keptEventKeys(toConnected.map(({ event }) => event))).map(keyOf));
       const fresh: PendingStore[] = [];
-      for (const pending of sent) {
+      for (const pending of toConnected) {
         const key = keyOf(pending.event);
         if (seen.has(key)) continue;
         seen.add(key);
