@@ -239,6 +239,54 @@ describeEachEngine('conversion summaries', (engine) => {
     assert.deepEqual(await byHour(), ['2026-01-15T10:00', '2026-07-01T11:00'], 'EDT, four hours behind UTC');
   });
 
+  test('conversions before 1970 are in the buckets of their own local time', async () => {
+    const seller = await accountWithKey(ctx.accounts, 'sixties');
+    await insertConversions(
+      ctx.database,
+      seller.accountId,
+      ['1969-12-28T12:00:00Z', '1969-12-31T23:30:00Z', '1970-01-01T00:30:00Z'].map((at, index) =>
+        conversionRecord({ receipt: `OLD-${index}`, created_at: at }),
+      ),
+    );
+    const keys = async (query: string) =>
+      (await get(query, seller.key)).json().groups.map((group: { key: Key; conversions: number }) => [Object.values(group.key)[0], group.conversions]);
+    assert.deepEqual(await keys('?group_by=hour'), [
+      ['1969-12-28T12:00', 1],
+      ['1969-12-31T23:00', 1],
+      ['1970-01-01T00:00', 1],
+    ]);
+    assert.deepEqual(await keys('?group_by=day'), [
+      ['1969-12-28', 1],
+      ['1969-12-31', 1],
+      ['1970-01-01', 1],
+    ]);
+    assert.deepEqual(await keys('?group_by=week'), [
+      ['1969-12-22', 1],
+      ['1969-12-29', 2],
+    ]);
+    assert.deepEqual(await keys('?group_by=month'), [
+      ['1969-12-01', 2],
+      ['1970-01-01', 1],
+    ]);
+    assert.deepEqual(await keys('?group_by=day&tz=America/New_York'), [
+      ['1969-12-28', 1],
+      ['1969-12-31', 2],
+    ]);
+  });
+
+  test('an account whose conversions span centuries is summed by month all the same', async () => {
+    const seller = await accountWithKey(ctx.accounts, 'centuries');
+    await insertConversions(ctx.database, seller.accountId, [
+      conversionRecord({ receipt: 'OLDEST', created_at: '1700-03-15T12:00:00Z' }),
+      conversionRecord({ receipt: 'NEWEST', created_at: '2026-03-31T23:59:59Z' }),
+    ]);
+    const groups = (await get('?group_by=month', seller.key)).json().groups;
+    assert.deepEqual(
+      groups.map((group: { key: Key }) => group.key.month),
+      ['1700-03-01', '2026-03-01'],
+    );
+  });
+
   for (const [query, message] of [
     ['?group_by=day,week', /at most one time bucket/],
     ['?group_by=a,b,c,d', /at most 3 comma-separated keys/],

@@ -413,8 +413,9 @@ export function columnarExamples(): ColumnarExample[] {
     ['utm_source=facebook', [column('tracking_codes')], 'tracking_codes'],
   ] as const) {
     // New York over 2026, whose offset changes twice.
-    const offsets = offsetSpans('America/New_York', Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000);
-    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], offsets);
+    const [from, to] = [Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000];
+    const localTime = { offsets: offsetSpans('America/New_York', from, to), from, to };
+    const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], localTime);
     const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }

@@ -23,6 +23,7 @@ import {
   totalsFromGroups,
   type DuckDbQuery,
   type GroupKey,
+  type LocalTime,
 } from './queries.js';
 import { appendInBatches, openRowSource, type RowSource } from './source.js';
 import {
@@ -128,6 +129,8 @@ const createdAtSpans = new Map<number, CreatedAtSpan>();
 const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
 // The span a time zone's offsets are found over, in whole 30-day steps (seconds).
 const OFFSETS_ROUNDED_TO = 30 * 86_400;
+// What a summary without time buckets reads no local time of.
+const NO_LOCAL_TIME: LocalTime = { offsets: [], from: 0, to: 0 };
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
 /**
@@ -564,8 +567,8 @@ async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters:
     if (!column) throw new Error(`the index has no column ${name}`);
     return { column };
   });
-  const offsets = keys.some((key) => 'bucket' in key) ? await offsetsOver(rowsOf, accountId, upTo, timeZone) : [];
-  const queries = summaryQueries(table, accountId, filters, upTo, keys, offsets);
+  const localTime = keys.some((key) => 'bucket' in key) ? await localTimeOver(rowsOf, accountId, upTo, timeZone) : NO_LOCAL_TIME;
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   if (queries.totalsInGroups) {
     const groups = await run(queries.groups);
@@ -577,10 +580,10 @@ async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters:
 }
 
 /**
- * The offsets of `timeZone` from UTC over the times of the account's rows up to `upTo`, from a
- * span of whole months around them, so that the offsets found stay good as rows arrive.
+ * Local time in `timeZone` over the account's rows up to `upTo`: a span of whole months around
+ * their times, and the zone's offsets from UTC over it, so that what is found stays good as rows arrive.
  */
-async function offsetsOver(rowsOf: RowsOf, accountId: number, upTo: number, timeZone: string): Promise<OffsetSpan[]> {
+async function localTimeOver(rowsOf: RowsOf, accountId: number, upTo: number, timeZone: string): Promise<LocalTime> {
   const span = await createdAtSpan(rowsOf, accountId, upTo);
   const now = Math.floor(Date.now() / 1000);
   const from = Math.floor((span.earliest ?? now) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
@@ -591,7 +594,7 @@ async function offsetsOver(rowsOf: RowsOf, accountId: number, upTo: number, time
     offsets = offsetSpans(timeZone, from, to);
     offsetsFound.set(key, offsets);
   }
-  return offsets;
+  return { offsets, from, to };
 }
 
 /** The earliest and the latest `created_at` of the account's rows up to `upTo`: those above the ids read before, added to what they gave. */

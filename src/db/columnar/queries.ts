@@ -202,8 +202,51 @@ export function createdAtRangeQuery(table: string, accountId: number, above: num
 /** What a summary groups by: a time bucket, or a column of the index (an array column groups by each element). */
 export type GroupKey = { bucket: TimeBucket } | { column: FilterColumn };
 
+/** Local time over a span: a time zone's offsets from UTC, and the span (epoch seconds) that the rows a summary reads lie in. */
+export interface LocalTime {
+  offsets: OffsetSpan[];
+  from: number;
+  to: number;
+}
+
 // How a bucket's start is written: the local date, or date and hour.
 const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day: '%Y-%m-%d', week: '%Y-%m-%d', month: '%Y-%m-%d' };
+
+// A row's bucket is a whole number counted in local time from a day before year 1, so that
+// integer division (which DuckDB rounds toward zero) rounds down for every time a conversion
+// can have, and a whole number of weeks before 1970-01-01, so that a counted day falls on the
+// weekday of the day it counts. Whole numbers group faster than truncated timestamps.
+const EPOCH_DAYS = 719_166;
+const EPOCH_SECONDS = EPOCH_DAYS * 86_400;
+
+interface BucketSql {
+  /** The row's bucket, a whole number that rises with time. */
+  key: string;
+  /** The epoch seconds of the local start of bucket `k`, as if local time were UTC. */
+  start: (k: string) => string;
+  /** A table the key reads, and how the rows join it. */
+  table?: { name: string; sql: string; join: string };
+}
+
+/** How rows are put in buckets of local time, and how a bucket's start is known again. */
+function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): BucketSql {
+  const seconds = `(c.created_at + ${offsetOf(offsets)} + ${EPOCH_SECONDS})`;
+  const day = `${seconds} // 86400`;
+  const dayStart = (k: string) => `(${k} - ${EPOCH_DAYS}) * 86400`;
+  if (bucket === 'hour') return { key: `${seconds} // 3600`, start: (k) => `${k} * 3600 - ${EPOCH_SECONDS}` };
+  if (bucket === 'day') return { key: day, start: dayStart };
+  // Weeks begin on Monday: the day counted as 1970-01-01 is a Thursday, so day + 3 is a multiple of 7 on Mondays.
+  if (bucket === 'week') return { key: `(${day} + 3) // 7`, start: (k) => dayStart(`(${k} * 7 - 3)`) };
+  // A month is found by day, in a table of the days the rows lie in: faster than working it out
+  // row by row. Local days are within a day of the span's, whatever the offset.
+  const [first, last] = [Math.floor((from + EPOCH_SECONDS) / 86_400) - 1, Math.floor((to + EPOCH_SECONDS) / 86_400) + 1];
+  const monthStart = `date_diff('day', DATE '1970-01-01', date_trunc('month', DATE '1970-01-01' + (day - ${EPOCH_DAYS})::INTEGER)) + ${EPOCH_DAYS}`;
+  return {
+    key: 'months.month',
+    start: dayStart,
+    table: { name: 'months', sql: `SELECT day, ${monthStart} AS month FROM range(${first}, ${last + 1}) t(day)`, join: `JOIN months ON months.day = ${day}` },
+  };
+}
 
 /**
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
@@ -241,7 +284,7 @@ const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
  * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
  * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
  * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
- * local time, UTC plus `offsets` (time-zones.ts): a day is the seller's day.
+ * local time, UTC plus `localTime`'s offsets (time-zones.ts): a day is the seller's day.
  *
  * Where each row is in one group only (keys, and no array among them), each group also carries
  * the totals but the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one
@@ -254,7 +297,7 @@ export function summaryQueries(
   filters: Filter[],
   upTo: number,
   groupBy: GroupKey[],
-  offsets: OffsetSpan[],
+  localTime: LocalTime,
 ): { groups: DuckDbQuery; totals: DuckDbQuery; totalsInGroups: boolean } {
   const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
   const totalsInGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
@@ -264,24 +307,31 @@ export function summaryQueries(
 
   const params = new BoundParams(accountId, upTo);
   const joins: string[] = [];
-  // Grouped by the bucket's start as a timestamp, written as text once per group, not per row.
+  const tables: string[] = [];
+  // Grouped by the bucket's number, written as text once per group, not per row.
   const keys = groupBy.map((key, index) => {
-    if ('bucket' in key)
-      return { sql: `date_trunc('${key.bucket}', make_timestamp((c.created_at + ${offsetOf(offsets)}) * 1000000))`, format: BUCKET_FORMAT[key.bucket] };
+    if ('bucket' in key) {
+      const bucket = bucketSql(key.bucket, localTime);
+      if (bucket.table) {
+        tables.push(`, ${bucket.table.name} AS (${bucket.table.sql})`);
+        joins.push(bucket.table.join);
+      }
+      return { sql: bucket.key, written: (k: string) => `strftime(make_timestamp((${bucket.start(k)}) * 1000000), '${BUCKET_FORMAT[key.bucket]}')` };
+    }
     const { column } = key;
-    if (!column.storage) return { sql: `c.${column.name}`, format: undefined };
+    if (!column.storage) return { sql: `c.${column.name}`, written: undefined };
     // Each element is a group; a row without elements is in the group of none (null).
     const { table: elements, parentColumn, valueColumn } = column.storage;
     joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
-    return { sql: `e${index}.${valueColumn}`, format: undefined };
+    return { sql: `e${index}.${valueColumn}`, written: undefined };
   });
   const groupSums = totalsInGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
   const measures = `${MEASURES}${groupSums.join('')}`;
   const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
-  const written = keys.map((key, index) => (key.format ? `strftime(k${index}, '${key.format}')` : `k${index}`));
+  const written = keys.map((key, index) => key.written?.(`k${index}`) ?? `k${index}`);
   const excluded = [...keys.map((_, index) => `k${index}`), ...(totalsInGroups ? Object.keys(GROUP_SUMS) : [])];
   const totalsOnGroups = totalsInGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
-  const sql = `${matched(params)}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
+  const sql = `${matched(params)}${tables.join('')}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
   return { groups: { sql, params }, totals, totalsInGroups };
 }
 
