@@ -218,6 +218,10 @@ const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day:
 // weekday of the day it counts. Whole numbers group faster than truncated timestamps.
 const EPOCH_DAYS = 719_166;
 const EPOCH_SECONDS = EPOCH_DAYS * 86_400;
+// A month is found by its day in a table of the days the rows lie in, which is faster than
+// working it out row by row, up to this many days; a wider span (a conversion dated centuries
+// off) made the table cost more than it saved.
+const MONTH_TABLE_DAYS = 20_000;
 
 interface BucketSql {
   /** The row's bucket, a whole number that rises with time. */
@@ -237,14 +241,19 @@ function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): Bucket
   if (bucket === 'day') return { key: day, start: dayStart };
   // Weeks begin on Monday: the day counted as 1970-01-01 is a Thursday, so day + 3 is a multiple of 7 on Mondays.
   if (bucket === 'week') return { key: `(${day} + 3) // 7`, start: (k) => dayStart(`(${k} * 7 - 3)`) };
-  // A month is found by day, in a table of the days the rows lie in: faster than working it out
-  // row by row. Local days are within a day of the span's, whatever the offset.
+  const monthStartOf = (dayOf: string) =>
+    `(date_diff('day', DATE '1970-01-01', date_trunc('month', DATE '1970-01-01' + (${dayOf} - ${EPOCH_DAYS})::INTEGER)) + ${EPOCH_DAYS})`;
+  // Local days are within a day of the span's, whatever the offset.
   const [first, last] = [Math.floor((from + EPOCH_SECONDS) / 86_400) - 1, Math.floor((to + EPOCH_SECONDS) / 86_400) + 1];
-  const monthStart = `date_diff('day', DATE '1970-01-01', date_trunc('month', DATE '1970-01-01' + (day - ${EPOCH_DAYS})::INTEGER)) + ${EPOCH_DAYS}`;
+  if (last - first > MONTH_TABLE_DAYS) return { key: monthStartOf(day), start: dayStart };
   return {
     key: 'months.month',
     start: dayStart,
-    table: { name: 'months', sql: `SELECT day, ${monthStart} AS month FROM range(${first}, ${last + 1}) t(day)`, join: `JOIN months ON months.day = ${day}` },
+    table: {
+      name: 'months',
+      sql: `SELECT day, ${monthStartOf('day')} AS month FROM range(${first}, ${last + 1}) t(day)`,
+      join: `JOIN months ON months.day = ${day}`,
+    },
   };
 }
 
