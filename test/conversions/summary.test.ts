@@ -274,6 +274,27 @@ describeEachEngine('conversion summaries', (engine) => {
     ]);
   });
 
+  test('time buckets at the edges: year 1, the first second of a 30-day window, a zone 45 minutes off the hour', async () => {
+    // The key of each group, for each query, of an account of one conversion.
+    const bucketsOf = async (name: string, createdAt: string, ...queries: string[]) => {
+      const seller = await accountWithKey(ctx.accounts, name);
+      await insertConversions(ctx.database, seller.accountId, [conversionRecord({ receipt: name, created_at: createdAt })]);
+      const keys = async (query: string) => (await get(query, seller.key)).json().groups.map((group: { key: Key }) => Object.values(group.key).join(' '));
+      return Promise.all(queries.map(keys));
+    };
+    // New York's local mean time was 4:56:02 behind UTC: the first second of year 1 is in year 0 there.
+    const inNewYork = (bucket: string) => `?group_by=${bucket}&tz=America/New_York`;
+    assert.deepEqual(await bucketsOf('year-one', '0001-01-01T00:00:00Z', inNewYork('hour'), inNewYork('day'), inNewYork('week'), inNewYork('month')), [
+      ['0000-12-31T19:00'],
+      ['0000-12-31'],
+      ['0000-12-25'],
+      ['0000-12-01'],
+    ]);
+    // 30 days after 1970-01-01, where the windows the offsets are found over begin: the day before in New York.
+    assert.deepEqual(await bucketsOf('window-edge', '1970-01-31T00:00:00Z', inNewYork('day'), inNewYork('month')), [['1970-01-30'], ['1970-01-01']]);
+    assert.deepEqual(await bucketsOf('kathmandu', '2026-03-01T00:30:00Z', '?group_by=hour&tz=Asia/Kathmandu'), [['2026-03-01T06:00']]);
+  });
+
   test('an account whose conversions span centuries is summed by month all the same', async () => {
     const seller = await accountWithKey(ctx.accounts, 'centuries');
     await insertConversions(ctx.database, seller.accountId, [

@@ -32,7 +32,7 @@ import { seededRandom, syntheticConversions } from '../../src/conversions/synthe
 import { validateConversion } from '../../src/conversions/validate.js';
 import {
   countAndPagesQuery,
-  createdAtRangeQuery,
+  createdAtWindowsQuery,
   countQuery,
   idsAfterQuery,
   incomingTableStatement,
@@ -402,8 +402,8 @@ export function columnarExamples(): ColumnarExample[] {
     query: idsAfterQuery(table, ACCOUNT, columnarFilters(first!.query), 50_000, 41_017, 2_000),
   });
   examples.push({
-    call: `createdAtRangeQuery("${table}", ${ACCOUNT}, above, upTo)`,
-    query: createdAtRangeQuery(table, ACCOUNT, 40_000, 50_000),
+    call: `createdAtWindowsQuery("${table}", ${ACCOUNT}, above, upTo)`,
+    query: createdAtWindowsQuery(table, ACCOUNT, 40_000, 50_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });
@@ -416,7 +416,7 @@ export function columnarExamples(): ColumnarExample[] {
     const [from, to] = [Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000];
     const localTime = { offsets: offsetSpans('America/New_York', from, to), from, to };
     const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters(query), 50_000, [...keys], localTime);
-    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's offsets in 2026)`;
+    const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's local time over 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
   return examples;

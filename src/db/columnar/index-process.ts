@@ -5,13 +5,13 @@ import { filterKey } from '../../filters/list-cache.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisProcessesPriority } from '../child-process.js';
-import { type OffsetSpan, offsetSpans } from './time-zones.js';
+import { type OffsetSpan, offsetSpansOver, WINDOW_SECONDS } from './time-zones.js';
 import { AppendOnlyAnswers } from './answers.js';
 import {
   countAndPagesQuery,
   countQuery,
   duckDbSettings,
-  createdAtRangeQuery,
+  createdAtWindowsQuery,
   idsAfterQuery,
   INCOMING_TABLE,
   reorderByTimeStatements,
@@ -117,19 +117,17 @@ let reader: DuckDBConnection;
 /** indexingStatements, prepared on the writer once its tables are made. */
 let indexing: DuckDBPreparedStatement[];
 const answers = new AppendOnlyAnswers();
-interface CreatedAtSpan {
-  earliest: number | undefined;
-  latest: number | undefined;
-  /** The rows read for it: ids up to this one. */
+interface CreatedAtWindows {
+  /** The windows of time (time-zones.ts) that rows lie in, in ascending order. */
+  windows: number[];
+  /** The rows read for them: ids up to this one. */
   upTo: number;
 }
-/** Each account's span of `created_at`, kept as rows arrive (they only ever widen it). */
-const createdAtSpans = new Map<number, CreatedAtSpan>();
-/** Time zones' offsets over spans of whole months, by zone and span; the latest few kept. */
+/** The windows each account's `created_at` lie in, kept as rows arrive (they only ever add windows). */
+const createdAtWindows = new Map<number, CreatedAtWindows>();
+/** Time zones' offsets over windows of time, by zone and windows; the latest few kept. */
 const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
-// The span a time zone's offsets are found over, in whole 30-day steps (seconds).
-const OFFSETS_ROUNDED_TO = 30 * 86_400;
-// What a summary without time buckets reads no local time of.
+// The local time given to a summary without a time bucket, which uses none.
 const NO_LOCAL_TIME: LocalTime = { offsets: [], from: 0, to: 0 };
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
@@ -355,7 +353,7 @@ async function checkSource(): Promise<void> {
     unorderedAfter = undefined;
     reorderDue = false;
     answers.clear();
-    createdAtSpans.clear();
+    createdAtWindows.clear();
   }
   await writer.run("DELETE FROM index_meta WHERE key = 'source'");
   await writer.run("INSERT INTO index_meta VALUES ('source', $1)", [identity]);
@@ -580,39 +578,29 @@ async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters:
 }
 
 /**
- * Local time in `timeZone` over the account's rows up to `upTo`: a span of whole months around
- * their times, and the zone's offsets from UTC over it, so that what is found stays good as rows arrive.
+ * Local time in `timeZone` over the account's rows up to `upTo`: the zone's offsets from UTC in
+ * the windows of time the rows lie in, and the span from the first window to the last.
  */
 async function localTimeOver(rowsOf: RowsOf, accountId: number, upTo: number, timeZone: string): Promise<LocalTime> {
-  const span = await createdAtSpan(rowsOf, accountId, upTo);
-  const now = Math.floor(Date.now() / 1000);
-  const from = Math.floor((span.earliest ?? now) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
-  const to = Math.ceil(((span.latest ?? now) + 1) / OFFSETS_ROUNDED_TO) * OFFSETS_ROUNDED_TO;
-  const key = `${timeZone} ${from} ${to}`;
+  const known = await windowsOf(rowsOf, accountId, upTo);
+  const windows = known.length > 0 ? known : [Math.floor(Date.now() / 1000 / WINDOW_SECONDS)];
+  const key = `${timeZone} ${windows.join(' ')}`;
   let offsets = offsetsFound.get(key);
   if (!offsets) {
-    offsets = offsetSpans(timeZone, from, to);
+    offsets = offsetSpansOver(timeZone, windows);
     offsetsFound.set(key, offsets);
   }
-  return { offsets, from, to };
+  return { offsets, from: windows[0]! * WINDOW_SECONDS, to: (windows.at(-1)! + 1) * WINDOW_SECONDS };
 }
 
-/** The earliest and the latest `created_at` of the account's rows up to `upTo`: those above the ids read before, added to what they gave. */
-async function createdAtSpan(rowsOf: RowsOf, accountId: number, upTo: number): Promise<CreatedAtSpan> {
-  const known = createdAtSpans.get(accountId);
-  if (known && known.upTo >= upTo) return known;
-  const above = known?.upTo ?? 0;
-  const [earliest, latest] = (await rowsOf(createdAtRangeQuery(table, accountId, above, upTo)))[0]!.map((value) =>
-    value === null ? undefined : Number(value),
-  );
-  const span = { earliest: either(Math.min, earliest, known?.earliest), latest: either(Math.max, latest, known?.latest), upTo };
-  createdAtSpans.set(accountId, span);
-  return span;
-}
-
-/** `pick` of the values that are there: undefined when neither is. */
-function either(pick: (a: number, b: number) => number, a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : pick(a, b);
+/** The windows of time of the account's rows up to `upTo`: those of the rows above the ids read before, added to what they gave. */
+async function windowsOf(rowsOf: RowsOf, accountId: number, upTo: number): Promise<number[]> {
+  const known = createdAtWindows.get(accountId);
+  if (known && known.upTo >= upTo) return known.windows;
+  const found = (await rowsOf(createdAtWindowsQuery(table, accountId, known?.upTo ?? 0, upTo))).map((row) => Number(row[0]));
+  const windows = [...new Set([...(known?.windows ?? []), ...found])].sort((a, b) => a - b);
+  createdAtWindows.set(accountId, { windows, upTo });
+  return windows;
 }
 
 /** The next `limit` ids after `afterId` of the account's rows up to id `upTo` matching `filters`. */

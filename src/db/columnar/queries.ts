@@ -4,7 +4,7 @@ import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
 import { isRanked, rankedColumn, rankSql } from './number-rank.js';
 import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
-import type { OffsetSpan } from './time-zones.js';
+import { type OffsetSpan, WINDOW_SECONDS } from './time-zones.js';
 
 /**
  * The SQL of the columnar index (index-process.ts), built by pure functions so that the snapshots of
@@ -187,14 +187,17 @@ export function idsAfterQuery(table: string, accountId: number, filters: Filter[
   };
 }
 
+// Windows are counted from 23,973 windows before 1970, before year 1, so that the division rounds down (as buckets are, below).
+const WINDOWS_BEFORE_1970 = 23_973;
+
 /**
- * The earliest and the latest `created_at` of the account's rows with ids above `above`, up to
- * `upTo`: the span a summary's time zone is looked at over, extended as rows arrive.
+ * The windows of time (whole WINDOW_SECONDS since 1970) that the account's rows with ids above
+ * `above`, up to `upTo`, lie in: where a summary's time zone is looked at, extended as rows arrive.
  */
-export function createdAtRangeQuery(table: string, accountId: number, above: number, upTo: number): DuckDbQuery {
+export function createdAtWindowsQuery(table: string, accountId: number, above: number, upTo: number): DuckDbQuery {
   const params = new BoundParams(accountId, above, upTo);
   return {
-    sql: `SELECT min(created_at), max(created_at) FROM ${table} WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT`,
+    sql: `SELECT DISTINCT (created_at + ${WINDOWS_BEFORE_1970 * WINDOW_SECONDS}) // ${WINDOW_SECONDS} - ${WINDOWS_BEFORE_1970} FROM ${table} WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT`,
     params,
   };
 }
@@ -202,7 +205,7 @@ export function createdAtRangeQuery(table: string, accountId: number, above: num
 /** What a summary groups by: a time bucket, or a column of the index (an array column groups by each element). */
 export type GroupKey = { bucket: TimeBucket } | { column: FilterColumn };
 
-/** Local time over a span: a time zone's offsets from UTC, and the span (epoch seconds) that the rows a summary reads lie in. */
+/** Local time over a span: a time zone's offsets from UTC, and the span [from, to) (epoch seconds) that the rows a summary reads lie in. */
 export interface LocalTime {
   offsets: OffsetSpan[];
   from: number;
@@ -212,12 +215,13 @@ export interface LocalTime {
 // How a bucket's start is written: the local date, or date and hour.
 const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day: '%Y-%m-%d', week: '%Y-%m-%d', month: '%Y-%m-%d' };
 
-// A row's bucket is a whole number counted in local time from a day before year 1, so that
-// integer division (which DuckDB rounds toward zero) rounds down for every time a conversion
-// can have, and a whole number of weeks before 1970-01-01, so that a counted day falls on the
-// weekday of the day it counts. Whole numbers group faster than truncated timestamps.
-const EPOCH_DAYS = 719_166;
-const EPOCH_SECONDS = EPOCH_DAYS * 86_400;
+// A row's bucket is a whole number: local seconds counted from 0000-12-28, a Thursday four
+// days before year 1 and a whole number of weeks before 1970-01-01, divided by the bucket's
+// length. Counted from before year 1, the division (which DuckDB rounds toward zero) rounds
+// down for every time a conversion can have; counted from a Thursday, a counted day falls on
+// the weekday of the day it counts. Whole numbers group faster than truncated timestamps.
+const DAYS_BEFORE_1970 = 719_166;
+const SECONDS_BEFORE_1970 = DAYS_BEFORE_1970 * 86_400;
 // A month is found by its day in a table of the days the rows lie in, which is faster than
 // working it out row by row, up to this many days; a wider span (a conversion dated centuries
 // off) made the table cost more than it saved.
@@ -228,31 +232,31 @@ interface BucketSql {
   key: string;
   /** The epoch seconds of the local start of bucket `k`, as if local time were UTC. */
   start: (k: string) => string;
-  /** A table the key reads, and how the rows join it. */
-  table?: { name: string; sql: string; join: string };
+  /** A table the rows are joined to for their key: its definition and the join. */
+  table?: { sql: string; join: string };
 }
 
 /** How rows are put in buckets of local time, and how a bucket's start is known again. */
 function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): BucketSql {
-  const seconds = `(c.created_at + ${offsetOf(offsets)} + ${EPOCH_SECONDS})`;
-  const day = `${seconds} // 86400`;
-  const dayStart = (k: string) => `(${k} - ${EPOCH_DAYS}) * 86400`;
-  if (bucket === 'hour') return { key: `${seconds} // 3600`, start: (k) => `${k} * 3600 - ${EPOCH_SECONDS}` };
-  if (bucket === 'day') return { key: day, start: dayStart };
-  // Weeks begin on Monday: the day counted as 1970-01-01 is a Thursday, so day + 3 is a multiple of 7 on Mondays.
-  if (bucket === 'week') return { key: `(${day} + 3) // 7`, start: (k) => dayStart(`(${k} * 7 - 3)`) };
-  const monthStartOf = (dayOf: string) =>
-    `(date_diff('day', DATE '1970-01-01', date_trunc('month', DATE '1970-01-01' + (${dayOf} - ${EPOCH_DAYS})::INTEGER)) + ${EPOCH_DAYS})`;
+  // Whole numbers, so that // divides whole: created_at and the offsets written in are seconds.
+  const seconds = `(c.created_at + ${offsetOf(offsets)} + ${SECONDS_BEFORE_1970})`;
+  const localDay = `${seconds} // 86400`;
+  const dayStart = (k: string) => `(${k} - ${DAYS_BEFORE_1970}) * 86400`;
+  if (bucket === 'hour') return { key: `${seconds} // 3600`, start: (k) => `${k} * 3600 - ${SECONDS_BEFORE_1970}` };
+  if (bucket === 'day') return { key: localDay, start: dayStart };
+  // Weeks begin on Monday: day 0 is a Thursday, so day + 3 is a multiple of 7 on Mondays.
+  if (bucket === 'week') return { key: `(${localDay} + 3) // 7`, start: (k) => dayStart(`(${k} * 7 - 3)`) };
+  // A month is the counted day of its first.
+  const firstOfMonth = (day: string) => `${day} - dayofmonth(DATE '1970-01-01' + (${day} - ${DAYS_BEFORE_1970})::INTEGER) + 1`;
   // Local days are within a day of the span's, whatever the offset.
-  const [first, last] = [Math.floor((from + EPOCH_SECONDS) / 86_400) - 1, Math.floor((to + EPOCH_SECONDS) / 86_400) + 1];
-  if (last - first > MONTH_TABLE_DAYS) return { key: monthStartOf(day), start: dayStart };
+  const [first, last] = [Math.floor((from + SECONDS_BEFORE_1970) / 86_400) - 1, Math.floor((to + SECONDS_BEFORE_1970) / 86_400) + 1];
+  if (last - first > MONTH_TABLE_DAYS) return { key: firstOfMonth(`(${localDay})`), start: dayStart };
   return {
     key: 'months.month',
     start: dayStart,
     table: {
-      name: 'months',
-      sql: `SELECT day, ${monthStartOf('day')} AS month FROM range(${first}, ${last + 1}) t(day)`,
-      join: `JOIN months ON months.day = ${day}`,
+      sql: `months AS (SELECT day, ${firstOfMonth('day')} AS month FROM range(${first}, ${last}) t(day))`,
+      join: `JOIN months ON months.day = ${localDay}`,
     },
   };
 }
@@ -322,7 +326,7 @@ export function summaryQueries(
     if ('bucket' in key) {
       const bucket = bucketSql(key.bucket, localTime);
       if (bucket.table) {
-        tables.push(`, ${bucket.table.name} AS (${bucket.table.sql})`);
+        tables.push(`, ${bucket.table.sql}`);
         joins.push(bucket.table.join);
       }
       return { sql: bucket.key, written: (k: string) => `strftime(make_timestamp((${bucket.start(k)}) * 1000000), '${BUCKET_FORMAT[key.bucket]}')` };

@@ -44,3 +44,25 @@ export function offsetSpans(timeZone: string, from: number, to: number): OffsetS
   }
   return spans;
 }
+
+/** The length of the windows of time a summary finds a time zone's offsets over: 30 days, in seconds. */
+export const WINDOW_SECONDS = 30 * DAY_SECONDS;
+
+/**
+ * The offsets of `timeZone` over the windows `windows` (each a number of whole WINDOW_SECONDS
+ * since 1970, in ascending order), found only where rows lie: a conversion dated a century away
+ * from the others costs a window more, not a look at every day between. Between windows it says
+ * nothing true, and needs not: no row lies there.
+ */
+export function offsetSpansOver(timeZone: string, windows: readonly number[]): OffsetSpan[] {
+  const spans: OffsetSpan[] = [];
+  for (const window of windows) {
+    const from = window * WINDOW_SECONDS;
+    const [atStart, ...changes] = offsetSpans(timeZone, from, from + WINDOW_SECONDS);
+    for (const span of [{ from, offsetSeconds: atStart!.offsetSeconds }, ...changes]) {
+      if (span.offsetSeconds !== spans.at(-1)?.offsetSeconds) spans.push(span);
+    }
+  }
+  if (spans[0]) spans[0] = { from: undefined, offsetSeconds: spans[0].offsetSeconds };
+  return spans;
+}

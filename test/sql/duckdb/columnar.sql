@@ -170,43 +170,43 @@ WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND creat
 ORDER BY id
 LIMIT 2000;
 
--- createdAtRangeQuery("conversions", 1, above, upTo)
-SELECT min(created_at), max(created_at)
+-- createdAtWindowsQuery("conversions", 1, above, upTo)
+SELECT DISTINCT (created_at + 62138016000) // 2592000 - 23973
 FROM conversions
 WHERE account_id = $1::BIGINT AND id > $2::BIGINT AND id <= $3::BIGINT;
 
--- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).groups
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's local time over 2026).groups
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT), g AS (SELECT (c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END + 62135942400) // 86400 AS k0, c.utm_source AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), count(*) AS group_conversions, sum(c.amount) AS group_amount, sum(c.tax_amount) AS group_tax, sum(c.shipping_amount) AS group_shipping, count(c.amount) AS group_amounts FROM c GROUP BY ALL)
 SELECT strftime(make_timestamp(((k0 - 719166) * 86400) * 1000000), '%Y-%m-%d'), k1, * EXCLUDE (k0, k1, group_conversions, group_amount, group_tax, group_shipping, group_amounts), (sum(group_conversions) OVER ())::BIGINT, coalesce(round(sum(group_amount) OVER (), 2), 0), coalesce(round(sum(group_tax) OVER (), 2), 0), coalesce(round(sum(group_shipping) OVER (), 2), 0), round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's offsets in 2026).totals
+-- summaryQueries("conversions", 1, "created_at.between=2026-01-01,2026-03-31", upTo, "day,utm_source", New York's local time over 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT)
 SELECT count(DISTINCT c.email_hash)
 FROM c;
 
--- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).groups
-WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), months AS (SELECT day, (date_diff('day', DATE '1970-01-01', date_trunc('month', DATE '1970-01-01' + (day - 719166)::INTEGER)) + 719166) AS month FROM range(739619, 739987) t(day)), g AS (SELECT months.month AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), count(*) AS group_conversions, sum(c.amount) AS group_amount, sum(c.tax_amount) AS group_tax, sum(c.shipping_amount) AS group_shipping, count(c.amount) AS group_amounts FROM c JOIN months ON months.day = (c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END + 62135942400) // 86400 GROUP BY ALL)
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's local time over 2026).groups
+WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE), months AS (SELECT day, day - dayofmonth(DATE '1970-01-01' + (day - 719166)::INTEGER) + 1 AS month FROM range(739619, 739986) t(day)), g AS (SELECT months.month AS k0, c.cart_integration AS k1, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash), count(*) AS group_conversions, sum(c.amount) AS group_amount, sum(c.tax_amount) AS group_tax, sum(c.shipping_amount) AS group_shipping, count(c.amount) AS group_amounts FROM c JOIN months ON months.day = (c.created_at + CASE WHEN c.created_at < 1772953200 THEN -18000 WHEN c.created_at < 1793512800 THEN -14400 ELSE -18000 END + 62135942400) // 86400 GROUP BY ALL)
 SELECT strftime(make_timestamp(((k0 - 719166) * 86400) * 1000000), '%Y-%m-%d'), k1, * EXCLUDE (k0, k1, group_conversions, group_amount, group_tax, group_shipping, group_amounts), (sum(group_conversions) OVER ())::BIGINT, coalesce(round(sum(group_amount) OVER (), 2), 0), coalesce(round(sum(group_tax) OVER (), 2), 0), coalesce(round(sum(group_shipping) OVER (), 2), 0), round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)
 FROM g
 ORDER BY k0 NULLS LAST, k1 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's offsets in 2026).totals
+-- summaryQueries("conversions", 1, "", upTo, "month,cart_integration", New York's local time over 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND TRUE)
 SELECT count(DISTINCT c.email_hash)
 FROM c;
 
--- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).groups
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's local time over 2026).groups
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR), g AS (SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c LEFT JOIN conversion_tracking_codes e0 ON e0.conversion_id = c.id GROUP BY ALL)
 SELECT k0, * EXCLUDE (k0)
 FROM g
 ORDER BY k0 NULLS LAST
 LIMIT 10001;
 
--- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's offsets in 2026).totals
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", New York's local time over 2026).totals
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
 SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
 FROM c;
