@@ -480,6 +480,30 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('a question asked while a long summary runs is answered before the summary ends', async () => {
+    const database = await freshDatabase(engine);
+    const { id } = await new AccountService(database.db).findOrCreateAccount('beside');
+    // Sixty tracking codes a conversion: a summary by code, hour and source runs for a second or more.
+    const imported = records(30_000, 14).map((record): Conversion => ({ ...record, tracking_codes: Array.from({ length: 60 }, (_, code) => `tc-${code}`) }));
+    await insertConversions(database, id, imported);
+    const questions = openConversionQuestions(testConfig(database), database, () => {});
+    const filtersOf = (query: Record<string, string>) => parseFilters(query, conversionCatalogue, []);
+    try {
+      await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1));
+      const settled: string[] = [];
+      const heavy = questions.summary(id, 1, [], ['tracking_codes', 'hour', 'utm_source'], 'UTC').finally(() => settled.push('summary'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const { total } = await questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1);
+      settled.push('list');
+      assert.equal(total, imported.filter((record) => record.amount >= 30).length);
+      await heavy;
+      assert.deepEqual(settled, ['list', 'summary']);
+    } finally {
+      await questions.close();
+      await database.close();
+    }
+  });
+
   test('an index process that does not close in time is killed, so that the service still shuts down', { timeout: 30_000 }, async () => {
     const database = await freshDatabase(engine);
     const before = indexProcesses();

@@ -113,7 +113,10 @@ type FirstColumnOf = (query: DuckDbQuery) => Promise<unknown[]>;
 let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
-let reader: DuckDBConnection;
+// Questions' statements run on this many connections, each one statement at a time: a long one
+// (a summary of everything) takes one connection while the questions after it run on another.
+const READERS = 2;
+let readers: DuckDBConnection[];
 /** indexingStatements, prepared on the writer once its tables are made. */
 let indexing: DuckDBPreparedStatement[];
 const answers = new AppendOnlyAnswers();
@@ -147,15 +150,16 @@ let uncheckpointedRows = 0;
  * The questions being answered. The connections close only once these have settled: DuckDB
  * 1.5 deadlocks when a connection closes under a statement still running on it (the statement's
  * end destroys the connection's context while holding its lock); closing interrupts the
- * statement running, so that they settle at once.
+ * statements running, so that they settle at once.
  */
 const beingAnswered = new Map<number, Promise<unknown>>();
 /** Questions being answered that the service has stopped waiting for: not run if they have not begun, interrupted if they have. */
 const forgotten = new Set<number>();
-/** The question whose statement runs on the reader now, if any (statementResult). */
-let statementOf: number | undefined;
-/** The end of the last statement given a turn on the reader. */
-let turns: Promise<unknown> = Promise.resolve();
+/** Readers with no statement running, and the statements waiting for one, first come first served (statementResult). */
+const idleReaders: DuckDBConnection[] = [];
+const waitingForReader: ((reader: DuckDBConnection) => void)[] = [];
+/** The question whose statement runs on each busy reader. */
+const questionOn = new Map<DuckDBConnection, number>();
 let running: Promise<void> | undefined;
 let queued: Promise<void> | undefined;
 /** The end of a long catch-up said to be under way as the index opened (checkSource), which the first catch-up takes over. */
@@ -164,7 +168,8 @@ let closing = false;
 
 try {
   source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
-  ({ instance, writer, reader } = await openIndex());
+  ({ instance, writer, readers } = await openIndex());
+  idleReaders.push(...readers);
   await prepareIndexing();
   watermark = await largestIndexedId();
   unorderedAfter = await recordedUnorderedAfter();
@@ -195,7 +200,7 @@ function answer(request: ColumnarRequest): void {
   if (request.kind === 'forget') {
     if (!beingAnswered.has(request.id)) return;
     forgotten.add(request.id);
-    if (statementOf === request.id) interruptWhileRunning(request.id);
+    interruptWhileRunning(request.id);
     return;
   }
   if (closing) {
@@ -230,40 +235,43 @@ function answer(request: ColumnarRequest): void {
 }
 
 /**
- * Runs a statement of question `questionId` on the reader once the statements before it have
- * ended: one at a time, so that the process knows whose statement runs and can interrupt it
- * when the service gives up on its question. Left running, it would hold up every question
- * after it. A question given up on, or the index closing, begins no more statements.
+ * Runs a statement of question `questionId` on a reader once one is free, so that the process
+ * knows whose statement runs where and can interrupt it when the service gives up on its
+ * question. A question given up on, or the index closing, begins no more statements.
  */
-function statementResult(questionId: number, { sql, params }: DuckDbQuery): Promise<DuckDBResultReader> {
-  const turn = turns.then(async () => {
+async function statementResult(questionId: number, { sql, params }: DuckDbQuery): Promise<DuckDBResultReader> {
+  const reader = idleReaders.pop() ?? (await new Promise<DuckDBConnection>((resolve) => waitingForReader.push(resolve)));
+  try {
     if (forgotten.has(questionId)) throw new Error('the service gave up on this question');
     if (closing) throw new Error('the columnar index is closing');
-    statementOf = questionId;
-    try {
-      return await reader.runAndReadAll(sql, params.values, params.types);
-    } catch (error) {
-      if (forgotten.has(questionId) && /^INTERRUPT/.test((error as Error).message)) {
-        log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
-      }
-      throw error;
-    } finally {
-      statementOf = undefined;
+    questionOn.set(reader, questionId);
+    return await reader.runAndReadAll(sql, params.values, params.types);
+  } catch (error) {
+    if (forgotten.has(questionId) && /^INTERRUPT/.test((error as Error).message)) {
+      log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
     }
-  });
-  turns = turn.catch(() => {});
-  return turn;
+    throw error;
+  } finally {
+    questionOn.delete(reader);
+    const next = waitingForReader.shift();
+    if (next) next(reader);
+    else idleReaders.push(reader);
+  }
 }
 
 /**
- * Interrupts the statement of question `questionId` now and until it ends: DuckDB forgets an
- * interrupt that comes while a statement is still being prepared, so one is not enough.
+ * Interrupts the statement of question `questionId`, if one runs, now and until it ends: DuckDB
+ * forgets an interrupt that comes while a statement is still being prepared, so one is not enough.
  */
 function interruptWhileRunning(questionId: number): void {
-  reader.interrupt();
+  const interrupt = () => {
+    const running = [...questionOn].filter(([, id]) => id === questionId);
+    for (const [reader] of running) reader.interrupt();
+    return running.length > 0;
+  };
+  if (!interrupt()) return;
   const again = setInterval(() => {
-    if (statementOf === questionId) reader.interrupt();
-    else clearInterval(again);
+    if (!interrupt()) clearInterval(again);
   }, INTERRUPT_AGAIN_MS);
 }
 
@@ -277,7 +285,7 @@ function endIfInvalidated(error: Error): void {
   send({ log: 'columnar index: DuckDB stopped after a fatal error; the index is opened again at the next question' }, () => process.exit(1));
 }
 
-async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; reader: DuckDBConnection }> {
+async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; readers: DuckDBConnection[] }> {
   const settings = duckDbSettings(options.memoryLimit, options.threads);
   let instance: DuckDBInstance;
   try {
@@ -298,7 +306,9 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     await createTables(writer);
   }
   await writer.run(incomingTableStatement(columns, sourceLayout));
-  return { instance, writer, reader: await instance.connect() };
+  const readers: DuckDBConnection[] = [];
+  for (let count = 0; count < READERS; count++) readers.push(await instance.connect());
+  return { instance, writer, readers };
 }
 
 /**
@@ -336,7 +346,7 @@ async function prepareIndexing(): Promise<void> {
 }
 
 async function largestIndexedId(): Promise<number> {
-  const result = await reader.runAndReadAll(`SELECT coalesce(max(id), 0) FROM ${table}`);
+  const result = await readers[0]!.runAndReadAll(`SELECT coalesce(max(id), 0) FROM ${table}`);
   return Number(result.getRows()[0]![0]);
 }
 
@@ -619,11 +629,11 @@ function plain(value: unknown): string | number | null {
 async function close(): Promise<void> {
   closing = true;
   clearInterval(poll);
-  // No statement begins once closing; the one running stops.
-  if (statementOf !== undefined) interruptWhileRunning(statementOf);
+  // No statement begins once closing; those running stop.
+  for (const questionId of new Set(questionOn.values())) interruptWhileRunning(questionId);
   await running?.catch(() => {});
   await Promise.allSettled(beingAnswered.values());
-  reader.closeSync();
+  for (const reader of readers) reader.closeSync();
   writer.closeSync();
   instance.closeSync();
   await source.close();
