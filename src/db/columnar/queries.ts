@@ -246,7 +246,7 @@ function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): Bucket
   if (bucket === 'day') return { key: localDay, start: dayStart };
   // Weeks begin on Monday: day 0 is a Thursday, so day + 3 is a multiple of 7 on Mondays.
   if (bucket === 'week') return { key: `(${localDay} + 3) // 7`, start: (k) => dayStart(`(${k} * 7 - 3)`) };
-  // A month is the counted day of its first.
+  // A month's key is the counted day of its first day.
   const firstOfMonth = (day: string) => `${day} - dayofmonth(DATE '1970-01-01' + (${day} - ${DAYS_BEFORE_1970})::INTEGER) + 1`;
   // Local days are within a day of the span's, whatever the offset.
   const [first, last] = [Math.floor((from + SECONDS_BEFORE_1970) / 86_400) - 1, Math.floor((to + SECONDS_BEFORE_1970) / 86_400) + 1];
