@@ -187,8 +187,15 @@ export function idsAfterQuery(table: string, accountId: number, filters: Filter[
   };
 }
 
-// Windows are counted from 23,973 windows before 1970, before year 1, so that the division rounds down (as buckets are, below).
-const WINDOWS_BEFORE_1970 = 23_973;
+// A summary's time bucket (bucketSql) is a whole number: local seconds counted from 0000-12-28, a Thursday four
+// days before year 1 and a whole number of weeks before 1970-01-01, divided by the bucket's
+// length. Counted from before year 1, the division (which DuckDB rounds toward zero) rounds
+// down for every time a conversion can have; counted from a Thursday, a counted day falls on
+// the weekday of the day it counts. Whole numbers group faster than truncated timestamps.
+const DAYS_BEFORE_1970 = 719_166;
+const SECONDS_BEFORE_1970 = DAYS_BEFORE_1970 * 86_400;
+// The windows of time a summary finds offsets over are counted from before year 1 too.
+const WINDOWS_BEFORE_1970 = Math.ceil(SECONDS_BEFORE_1970 / WINDOW_SECONDS);
 
 /**
  * The windows of time (whole WINDOW_SECONDS since 1970) that the account's rows with ids above
@@ -215,13 +222,6 @@ export interface LocalTime {
 // How a bucket's start is written: the local date, or date and hour.
 const BUCKET_FORMAT: Record<TimeBucket, string> = { hour: '%Y-%m-%dT%H:00', day: '%Y-%m-%d', week: '%Y-%m-%d', month: '%Y-%m-%d' };
 
-// A row's bucket is a whole number: local seconds counted from 0000-12-28, a Thursday four
-// days before year 1 and a whole number of weeks before 1970-01-01, divided by the bucket's
-// length. Counted from before year 1, the division (which DuckDB rounds toward zero) rounds
-// down for every time a conversion can have; counted from a Thursday, a counted day falls on
-// the weekday of the day it counts. Whole numbers group faster than truncated timestamps.
-const DAYS_BEFORE_1970 = 719_166;
-const SECONDS_BEFORE_1970 = DAYS_BEFORE_1970 * 86_400;
 // A month is found by its day in a table of the days the rows lie in, which is faster than
 // working it out row by row, up to this many days; a wider span (a conversion dated centuries
 // off) made the table cost more than it saved.
