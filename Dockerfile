@@ -19,5 +19,5 @@ VOLUME /data
 EXPOSE 3000
 USER node
 # node runs as PID 1 and gets SIGTERM itself (no npm in between): it finishes requests and exits 0.
-CMD ["node", "--initial-old-space-size=96", "dist/cli.js", "serve"]
+CMD ["node", "--initial-old-space-size=96", "--single-threaded-gc", "dist/cli.js", "serve"]
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { seededRandom } from '../src/conversions/synthetic.js';
 import { checkConversionAnswers, type ListAnswer } from './answers.js';
 import { newQuestions, NEW_QUESTION_FAMILIES, type DataSummary } from './scenarios.js';
-import { BenchFailure, latencies, runPinned, type Latencies } from './service.js';
+import { BenchFailure, CLIENT_NODE_FLAGS, latencies, runPinned, type Latencies } from './service.js';
 
 export const PROBE_EVERY_MS = 50;
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -139,7 +139,7 @@ export async function coldFamilies(options: {
   };
   const optionsFile = path.join(options.workDir, 'cold.json');
   fs.writeFileSync(optionsFile, JSON.stringify(clientOptions));
-  const result = JSON.parse(await runPinned(1, 'bench/cold.ts', [optionsFile], { cwd: ROOT })) as ClientResult;
+  const result = JSON.parse(await runPinned(1, 'bench/cold.ts', [optionsFile], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS })) as ClientResult;
 
   const failed = result.questions.flatMap(({ status, body }, index) =>
     status === 200 ? [] : [`${clientOptions.questions[index]!.path} answered ${status}: ${body}`],

@@ -30,6 +30,7 @@ import { newQuestions } from './scenarios.js';
 import {
   build,
   children,
+  CLIENT_NODE_FLAGS,
   cpuSplit,
   freshPostgres,
   latencies,
@@ -210,7 +211,7 @@ async function main(): Promise<void> {
       const optionsFile = path.join(workDir, 'sender.json');
       fs.writeFileSync(optionsFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds: streamSeconds } satisfies SenderOptions));
       let sending = true;
-      const sender = runPinned(1, 'bench/hooks.ts', ['--send', optionsFile], { cwd: ROOT }).finally(() => (sending = false));
+      const sender = runPinned(1, 'bench/hooks.ts', ['--send', optionsFile], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS }).finally(() => (sending = false));
       const questionMs: number[] = [];
       const failures: string[] = [];
       const streamBegan = performance.now();

@@ -47,6 +47,7 @@ import {
   build,
   canPin,
   children,
+  CLIENT_NODE_FLAGS,
   freshPostgres,
   listeningAddress,
   memoryMiB,
@@ -363,7 +364,7 @@ async function load(baseUrl: string, paths: string[], durationSeconds = options.
     durationSeconds,
     headers: { 'x-api-key': API_KEY },
   };
-  const output = await runPinned(1, 'bench/load.ts', [JSON.stringify(loadOptions)], { cwd: ROOT });
+  const output = await runPinned(1, 'bench/load.ts', [JSON.stringify(loadOptions)], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS });
   return JSON.parse(output) as LoadResult;
 }
 

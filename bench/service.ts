@@ -150,6 +150,14 @@ export class BenchFailure extends Error {}
 // otherwise they share the machine (and the benchmarks say so).
 export const canPin = os.availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
+/**
+ * The node flags of the benchmark's own clients (the load generator, the cold questions' client
+ * with its probe, the notifications' sender), each pinned to one core: as the service does, each
+ * thread collects its own garbage, so that V8's helper threads taking turns on the client's core
+ * do not add to the latencies it measures (docs/performance.md, session 35).
+ */
+export const CLIENT_NODE_FLAGS = ['--single-threaded-gc'];
+
 /** Every process the benchmark has started and that still runs (for Ctrl-C). */
 export const children = new Set<ChildProcess>();
 
@@ -177,7 +185,7 @@ export async function runPinned(
   core: number | undefined,
   script: string,
   scriptArgs: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[] },
 ): Promise<string> {
   const child = startPinned(core, script, scriptArgs, options);
   let output = '';

@@ -17,7 +17,7 @@ export async function serve(): Promise<void> {
   const missing = missingNodeFlags();
   if (missing.length > 0)
     console.warn(
-      `started without ${missing.join(' ')}: after a quiet spell, heavy load may make V8 collect garbage over and over (docs/deployment.md); npm start sets it`,
+      `started without ${missing.join(' ')}: garbage collection may hold requests up (docs/deployment.md); npm start sets ${missing.length === 1 ? 'it' : 'them'}`,
     );
   await migrateWithoutTimeLimit(config);
   const database = openDatabase({ ...config, statementTimeoutMs: config.requestStatementTimeoutMs });

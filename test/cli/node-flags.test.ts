@@ -22,4 +22,5 @@ test('missingNodeFlags names the flags a process was started without', () => {
   assert.deepEqual(missingNodeFlags([]), SERVICE_NODE_FLAGS);
   assert.deepEqual(missingNodeFlags(['--import', 'tsx', ...SERVICE_NODE_FLAGS]), []);
   assert.deepEqual(missingNodeFlags(['--initial-old-space-size=64']), SERVICE_NODE_FLAGS);
+  assert.deepEqual(missingNodeFlags(['--single-threaded-gc']), ['--initial-old-space-size=96']);
 });
