@@ -11,13 +11,27 @@ import os from 'node:os';
 export function startChildProcess(callerUrl: string, name: string): ChildProcess {
   const typeScript = callerUrl.endsWith('.ts');
   const module = new URL(`./${name}.${typeScript ? 'ts' : 'js'}`, callerUrl);
-  // A profile asked of the service (bench:hooks --cpu-prof) is asked of its child too.
-  const profiling = process.execArgv.filter((argument) => argument.startsWith('--cpu-prof'));
   return fork(module, [], {
-    execArgv: [...(typeScript ? ['--import', 'tsx'] : []), ...profiling],
+    // A profile asked of the service (bench:hooks --cpu-prof) is asked of its child too.
+    execArgv: [...(typeScript ? ['--import', 'tsx'] : []), ...profilingFlags(process.execArgv)],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+}
+
+/**
+ * The CPU profiling flags among a process's node flags, each with its value, whether written
+ * `--cpu-prof-dir=DIR` or `--cpu-prof-dir DIR`.
+ */
+export function profilingFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  execArgv.forEach((argument, index) => {
+    if (!argument.startsWith('--cpu-prof')) return;
+    flags.push(argument);
+    const value = execArgv[index + 1];
+    if (argument !== '--cpu-prof' && !argument.includes('=') && value !== undefined) flags.push(value);
+  });
+  return flags;
 }
 
 /**
