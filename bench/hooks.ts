@@ -9,8 +9,9 @@
  * it) pinned to core 0, connects the generic receiver with the command line, and once the
  * columnar index has caught up, at once: a sender pinned to core 1 posts --rate signed
  * notifications a second for --seconds to that one receiver (each a new sale, so each makes a
- * conversion), while this process asks new list questions one after another (NEW_QUESTION_FAMILIES,
- * each asked once) and a probe asks every 50 ms for one buyer's conversions. The same stream runs
+ * conversion), while a list client, pinned to core 1 as well, asks new list questions one after
+ * another (NEW_QUESTION_FAMILIES, each asked once) and a probe every 50 ms for one buyer's
+ * conversions. The same stream runs
  * --warmup seconds first, unmeasured, as the list benchmarks warm up: a service just started
  * spends its first seconds of a new kind of work compiling its code (docs/performance.md). It
  * then checks that every acknowledged notification is a cart event and a conversion, and prints
@@ -61,6 +62,23 @@ interface SenderResult {
   acknowledged: string[];
   replyMs: number[];
   seconds: number;
+}
+interface AskerOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** The probe's buyer. */
+  buyer: string;
+  seconds: number;
+  /** The questions asked before, in this run: each question is new. */
+  asked: string[];
+}
+interface AskerResult {
+  questionMs: number[];
+  probeMs: number[];
+  failures: string[];
+  slowest: { ms: number; atSeconds: number; query: string };
+  /** Every question asked, before this stream's included. */
+  asked: string[];
 }
 
 const log = (line: string) => console.error(`[hooks] ${line}`);
@@ -131,6 +149,38 @@ async function send({ url, rate, seconds }: SenderOptions): Promise<SenderResult
   await Promise.all(pending);
   result.seconds = (performance.now() - began) / 1000;
   agent.destroy();
+  return result;
+}
+
+/** The list client: new list questions one after another, and the probe every PROBE_EVERY_MS beside them, for `seconds`. */
+async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore }: AskerOptions): Promise<AskerResult> {
+  const headers = { 'x-api-key': apiKey };
+  const asked = new Set(askedBefore);
+  const probeUrl = `${baseUrl}/api/v1/conversions?user_id=${encodeURIComponent(buyer)}`;
+  // Untimed: this process's first request loads its HTTP client and opens its connection, the client's time, not the service's.
+  await timed(probeUrl, headers);
+  const result: AskerResult = { questionMs: [], probeMs: [], failures: [], slowest: { ms: 0, atSeconds: 0, query: '' }, asked: [] };
+  const began = performance.now();
+  const asking = () => performance.now() - began < seconds * 1000;
+  const questions = (async () => {
+    while (asking()) {
+      for (const { query } of newQuestions(Math.random, 1, asked)) {
+        const answer = await timed(`${baseUrl}/api/v1/conversions?${query}`, headers);
+        result.questionMs.push(answer.ms);
+        if (answer.ms > result.slowest.ms) result.slowest = { ms: answer.ms, atSeconds: (performance.now() - answer.ms - began) / 1000, query };
+        if (answer.status !== 200) result.failures.push(`question ${answer.status}`);
+      }
+    }
+  })();
+  while (asking()) {
+    const probeBegan = performance.now();
+    const answer = await timed(probeUrl, headers);
+    result.probeMs.push(answer.ms);
+    if (answer.status !== 200) result.failures.push(`probe ${answer.status}`);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - probeBegan))));
+  }
+  await questions;
+  result.asked = [...asked];
   return result;
 }
 
@@ -208,37 +258,22 @@ async function main(): Promise<void> {
      * and the probe every PROBE_EVERY_MS, all at once, until the sender is done.
      */
     const stream = async (streamSeconds: number) => {
-      const optionsFile = path.join(workDir, 'sender.json');
-      fs.writeFileSync(optionsFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds: streamSeconds } satisfies SenderOptions));
+      const senderFile = path.join(workDir, 'sender.json');
+      fs.writeFileSync(senderFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds: streamSeconds } satisfies SenderOptions));
+      const askerFile = path.join(workDir, 'asker.json');
+      fs.writeFileSync(askerFile, JSON.stringify({ baseUrl, apiKey: API_KEY, buyer, seconds: streamSeconds, asked: [...asked] } satisfies AskerOptions));
+      const client = (mode: string, file: string) => runPinned(1, 'bench/hooks.ts', [mode, file], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS });
       let sending = true;
-      const sender = runPinned(1, 'bench/hooks.ts', ['--send', optionsFile], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS }).finally(() => (sending = false));
-      const questionMs: number[] = [];
-      const failures: string[] = [];
-      const streamBegan = performance.now();
-      let slowest = { ms: 0, atSeconds: 0, query: '' };
-      const asker = (async () => {
-        while (sending) {
-          for (const { query } of newQuestions(Math.random, 1, asked)) {
-            const answer = await timed(`${baseUrl}/api/v1/conversions?${query}`, headers);
-            questionMs.push(answer.ms);
-            if (answer.ms > slowest.ms) slowest = { ms: answer.ms, atSeconds: (performance.now() - answer.ms - streamBegan) / 1000, query };
-            if (answer.status !== 200) failures.push(`question ${answer.status}`);
-          }
-        }
-      })();
-      const probeMs: number[] = [];
+      const sender = client('--send', senderFile).finally(() => (sending = false));
+      const asker = client('--ask', askerFile);
       let peakRss = 0;
       while (sending) {
-        const began = performance.now();
-        const answer = await timed(`${baseUrl}/api/v1/conversions?user_id=${encodeURIComponent(buyer)}`, headers);
-        probeMs.push(answer.ms);
-        if (answer.status !== 200) failures.push(`probe ${answer.status}`);
         peakRss = Math.max(peakRss, memoryMiB(server!.pid!, 'VmRSS') ?? 0);
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - began))));
+        await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
       }
-      await asker;
-      const sent = JSON.parse(await sender) as SenderResult;
-      return { sent, questionMs, probeMs, failures, slowest, peakRss };
+      const answered = JSON.parse(await asker) as AskerResult;
+      for (const query of answered.asked) asked.add(query);
+      return { sent: JSON.parse(await sender) as SenderResult, ...answered, peakRss };
     };
 
     let warmedUp: SenderResult | undefined;
@@ -294,6 +329,9 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--send') {
   const result = await send(JSON.parse(fs.readFileSync(process.argv[3]!, 'utf8')) as SenderOptions);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} else if (process.argv[2] === '--ask') {
+  const result = await ask(JSON.parse(fs.readFileSync(process.argv[3]!, 'utf8')) as AskerOptions);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
   await main();
