@@ -11,13 +11,12 @@
  * notifications a second for --seconds to that one receiver (each a new sale, so each makes a
  * conversion), while a list client, pinned to core 1 as well, asks new list questions one after
  * another (NEW_QUESTION_FAMILIES, each asked once) and a probe every 50 ms for one buyer's
- * conversions. The same stream runs
- * --warmup seconds first, unmeasured, as the list benchmarks warm up: a service just started
- * spends its first seconds of a new kind of work compiling its code (docs/performance.md). It
- * then checks that every acknowledged notification is a cart event and a conversion, and prints
- * the rates and latencies beside the targets, the slowest question, and how the service's core
- * was split meanwhile. --cpu-prof writes the service's CPU profiles (each thread's) into DIR, for Chrome's
- * DevTools or speedscope.
+ * conversions. The same stream runs --warmup seconds first, unmeasured, as the list benchmarks
+ * warm up: a service just started spends its first seconds of a new kind of work compiling its
+ * code (docs/performance.md). It then checks that every acknowledged notification is a cart event
+ * and a conversion, and prints the rates and latencies beside the targets, the slowest question,
+ * and how the service's core was split meanwhile. --cpu-prof writes the service's CPU profiles
+ * (each thread's) into DIR, for Chrome's DevTools or speedscope.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -254,8 +253,8 @@ async function main(): Promise<void> {
     // Every question new, over the warm-up and the measured stream alike.
     const asked = new Set<string>();
     /**
-     * `streamSeconds` of notifications at `rate` a second, new list questions one after another
-     * and the probe every PROBE_EVERY_MS, all at once, until the sender is done.
+     * `streamSeconds` of notifications at `rate` a second from the sender, and as long of new list
+     * questions and the probe from the list client, all at once; the service's RSS read meanwhile.
      */
     const stream = async (streamSeconds: number) => {
       const senderFile = path.join(workDir, 'sender.json');
