@@ -1,6 +1,13 @@
 import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 
 /**
+ * The leading comment of a statement to be kept prepared on its connection: a driver that
+ * prepares statements by name acts on it (PostgreSQL's, postgres/database.ts), and SQLite's,
+ * which keeps every statement it runs prepared, passes it over as the comment it is.
+ */
+export const KEEP_PREPARED = '/* kept prepared */ ';
+
+/**
  * Statements whose SQL Kysely builds once per shape (a key naming what changes it: how many ids,
  * which columns) and which then run with new parameters, in the order the SQL takes them: for
  * statements asked on every request or every batch of an import, where building the query was
@@ -13,11 +20,16 @@ export class CompiledOnce<Key> {
 
   constructor(private readonly db: Kysely<any>) {}
 
-  /** Runs the statement of shape `key`, built by `build` the first time that shape is asked. */
-  execute<Row>(key: Key, build: () => Compilable<Row>, parameters: unknown[]): Promise<QueryResult<Row>> {
+  /**
+   * Runs the statement of shape `key`, built by `build` the first time that shape is asked.
+   * `keepPrepared` marks it to be parsed and planned once per connection (KEEP_PREPARED): for a
+   * statement run over and over on one connection, never for shapes without number (each stays
+   * prepared for as long as its connection lives).
+   */
+  execute<Row>(key: Key, build: () => Compilable<Row>, parameters: unknown[], { keepPrepared = false } = {}): Promise<QueryResult<Row>> {
     let text = this.texts.get(key);
     if (text === undefined) {
-      text = build().compile().sql;
+      text = `${keepPrepared ? KEEP_PREPARED : ''}${build().compile().sql}`;
       this.texts.set(key, text);
     }
     return this.db.executeQuery<Row>(CompiledQuery.raw(text, parameters));

@@ -38,7 +38,7 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + $3;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
+/* kept prepared */ insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
 values ($1, $2, $3, $4, $5, $6),
        ($7, $8, $9, $10, $11, $12)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;

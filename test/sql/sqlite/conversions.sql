@@ -34,7 +34,7 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + ?;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
+/* kept prepared */ insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
 values (?, ?, ?, ?, ?, ?),
        (?, ?, ?, ?, ?, ?)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
