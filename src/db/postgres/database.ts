@@ -101,7 +101,7 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
  * The pool as Kysely takes it, its connections running a statement marked KEEP_PREPARED as a
  * named statement, which PostgreSQL parses and plans once per connection rather than at every
  * run (pg remembers which names a connection has prepared). An import's batch insert is one: a
- * fifth of an import's time went to planning it anew (docs/performance.md).
+ * quarter of PostgreSQL's time in an import went to planning it anew (docs/performance.md).
  */
 function keepingMarkedStatementsPrepared(pool: pg.Pool): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
