@@ -3,7 +3,8 @@ import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'k
 /**
  * The leading comment of a statement to be kept prepared on its connection: a driver that
  * prepares statements by name acts on it (PostgreSQL's, postgres/database.ts), and SQLite's,
- * which keeps every statement it runs prepared, passes it over as the comment it is.
+ * which keeps every statement it runs prepared, passes it over as the comment it is. Mark writes
+ * only: SQLite's driver tells a read by its first word, and would send a marked one to the writer.
  */
 export const KEEP_PREPARED = '/* kept prepared */ ';
 
@@ -23,8 +24,8 @@ export class CompiledOnce<Key> {
   /**
    * Runs the statement of shape `key`, built by `build` the first time that shape is asked.
    * `keepPrepared` marks it to be parsed and planned once per connection (KEEP_PREPARED): for a
-   * statement run over and over on one connection, never for shapes without number (each stays
-   * prepared for as long as its connection lives).
+   * statement of few shapes run over and over on one connection, since each shape stays prepared
+   * for as long as its connection lives.
    */
   execute<Row>(key: Key, build: () => Compilable<Row>, parameters: unknown[], { keepPrepared = false } = {}): Promise<QueryResult<Row>> {
     let text = this.texts.get(key);
