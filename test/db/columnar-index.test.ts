@@ -8,10 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { type Kysely, sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { AccountService } from '../../src/accounts/service.js';
-import { openConversionQuestions } from '../../src/conversions/questions.js';
+import { CONVERSION_INDEX_LAYOUT, openConversionQuestions } from '../../src/conversions/questions.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { IndexTooSlowError } from '../../src/db/columnar/columnar-index.js';
+import { ColumnarIndex, IndexTooSlowError } from '../../src/db/columnar/columnar-index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
@@ -423,6 +423,9 @@ describeEachEngine('the columnar index process', (engine) => {
       assert.ok(building.rowsBehind >= 7_000, `rows behind as it opened: ${building.rowsBehind}`);
       const { total } = await untilAnswered(() => questions.page(id, 1, [], 1));
       assert.equal(total, 4_000);
+      // A summary waits for the index to hold every row (a page may be answered from the rows it has yet to append).
+      const { totals } = await untilAnswered(() => questions.summary(id, 1, [], [], 'UTC'));
+      assert.equal(totals[0], 4_000);
       assert.deepEqual(questions.status(), { state: 'ok', rowsBehind: 0 });
     } finally {
       await questions.close();
@@ -807,4 +810,73 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
   } finally {
     await database.close();
   }
+});
+
+describeEachEngine('rows the index has not appended yet', (engine) => {
+  test('are counted and listed by questions of a page, on pages across the last indexed row, in their own account only', async () => {
+    const database = await freshDatabase(engine);
+    // It looks for new rows only when asked: a page reads the rows above its watermark, a summary appends them.
+    const index = new ColumnarIndex(
+      {
+        ...CONVERSION_INDEX_LAYOUT,
+        file: undefined,
+        source: database.conversionSource,
+        memoryLimit: '64MB',
+        threads: 1,
+        pollMs: 3_600_000,
+        niceness: 0,
+        questionTimeoutMs: 60_000,
+      },
+      () => {},
+    );
+    try {
+      const accounts = new AccountService(database.db);
+      const mine = await accounts.findOrCreateAccount('mine');
+      const theirs = await accounts.findOrCreateAccount('theirs');
+      const imported: Conversion[] = [];
+      let dataVersion = 0;
+      const importInto = async (accountId: number, batch: Conversion[]) => {
+        await insertConversions(database, accountId, batch);
+        if (accountId === mine.id) imported.push(...batch);
+        dataVersion++;
+      };
+      const assertPages = async () => {
+        const ids = new Map(
+          (await database.db.selectFrom('conversions').select(['id', 'receipt']).where('account_id', '=', mine.id).execute()).map((row) => [
+            row.receipt,
+            Number(row.id),
+          ]),
+        );
+        for (const { query, matches } of QUESTIONS) {
+          const filters = parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []);
+          const expected = imported.filter(matches).map((record) => ids.get(record.receipt)!);
+          const listed: number[] = [];
+          for (let page = 1; page <= Math.ceil(expected.length / 100) + 1; page++) {
+            const answer = await index.page(mine.id, dataVersion, filters, page);
+            assert.equal(answer.total, expected.length, `total of ${query || 'everything'}, page ${page}`);
+            listed.push(...answer.ids);
+          }
+          assert.deepEqual(listed, expected, `pages of ${query || 'everything'}`);
+        }
+      };
+
+      await importInto(mine.id, records(230, 41));
+      await index.summary(mine.id, dataVersion, [], [], 'UTC'); // appends them
+      await assertPages();
+      // Above the watermark now: rows of this account, interleaved with another's.
+      for (const seed of [42, 43, 44]) {
+        await importInto(mine.id, records(70, seed));
+        await importInto(theirs.id, records(40, seed + 10));
+        await assertPages();
+      }
+      // More than are read above the watermark: the question waits for the index to append them.
+      await importInto(mine.id, records(5_100, 45));
+      await assertPages();
+      await importInto(mine.id, records(90, 46));
+      await assertPages();
+    } finally {
+      await index.close();
+      await database.close();
+    }
+  });
 });

@@ -26,6 +26,7 @@ import {
   type LocalTime,
 } from './queries.js';
 import { appendInBatches, openRowSource, type RowSource } from './source.js';
+import { rowMatcher, type UnindexedRow, unindexedRowOf } from './unindexed-rows.js';
 import {
   type BatchOfIds,
   type ColumnarAnswer,
@@ -96,6 +97,8 @@ const UNORDERED_AFTER = 'unordered_after';
 const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
 const LOCK_WAIT_MS = 10_000;
+// The most rows above the watermark read for questions of pages (unindexedFor); beyond them a question waits for a catch-up.
+const MAX_UNINDEXED_ROWS = 5_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
 // How often a statement to stop is interrupted again until it ends (interruptWhileRunning).
@@ -144,6 +147,14 @@ let unorderedAfter: number | undefined;
 let reorderDue = false;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
+/**
+ * The source's rows above the watermark read for questions of pages, every one up to
+ * `unindexedUpTo`, oldest first; those the index appends are dropped (dropIndexed).
+ */
+let unindexed: UnindexedRow[] = [];
+let unindexedUpTo = 0;
+/** The data version each account had when the rows above the watermark were last read for it (unindexedFor). */
+const readAt = new Map<number, number>();
 /** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
 let uncheckpointedRows = 0;
 /**
@@ -160,11 +171,19 @@ const idleReaders: DuckDBConnection[] = [];
 const waitingForReader: ((reader: DuckDBConnection) => void)[] = [];
 /** The question whose statement runs on each busy reader. */
 const questionOn = new Map<DuckDBConnection, number>();
-let running: Promise<void> | undefined;
-let queued: Promise<void> | undefined;
 /** The end of a long catch-up said to be under way as the index opened (checkSource), which the first catch-up takes over. */
 let announcedUpTo: number | undefined;
 let closing = false;
+
+/**
+ * Appends what the source holds beyond the watermark. The promise is of a catch-up that starts
+ * after the call, so that a caller sees every row committed before it called.
+ */
+const catchingUp = coalesced(() => (closing ? Promise.resolve() : appendNewRows()));
+const catchUp = catchingUp.run;
+
+/** Reads the rows above those read before (and above the watermark) for questions of pages, as catchUp for its caller. */
+const readingUnindexed = coalesced(readUnindexed);
 
 try {
   source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
@@ -211,11 +230,15 @@ function answer(request: ColumnarRequest): void {
   const rowsOf: RowsOf = async (query) => (await statementResult(id, query)).getRows();
   const firstColumnOf: FirstColumnOf = async (query) => (await statementResult(id, query)).getColumns()[0] ?? [];
   const answering = (async (): Promise<ColumnarAnswer | undefined> => {
+    if (request.kind === 'page') {
+      const { upTo, newer } = await unindexedFor(accountId, dataVersion);
+      if (forgotten.has(id)) return undefined;
+      return pageWithNewer(rowsOf, accountId, upTo, newer, filters, request.page);
+    }
     // An export's later batch reads up to its first's watermark; anything else waits for the
     // rows as of its data version, and is not run if the service gave up on it meanwhile.
     const upTo = request.kind === 'ids' && request.upTo !== undefined ? request.upTo : await caughtUpFor(accountId, dataVersion);
     if (forgotten.has(id)) return undefined;
-    if (request.kind === 'page') return page(rowsOf, accountId, upTo, filters, request.page);
     if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, filters, request.groupBy, request.timeZone);
     return idsAfter(firstColumnOf, accountId, upTo, filters, request.afterId, request.limit);
   })();
@@ -373,27 +396,6 @@ async function checkSource(): Promise<void> {
     announcedUpTo = largest;
     send({ catchingUp: { fromId: watermark, atId: watermark, toId: largest } });
   }
-}
-
-/**
- * Appends what the source holds beyond the watermark. The promise is of a catch-up that starts
- * after the call, so that a caller sees every row committed before it called.
- */
-function catchUp(): Promise<void> {
-  if (closing) return Promise.resolve();
-  if (!running) {
-    running = appendNewRows().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-  queued ??= running
-    .catch(() => {})
-    .then(() => {
-      queued = undefined;
-      return catchUp();
-    });
-  return queued;
 }
 
 async function appendNewRows(): Promise<void> {
@@ -558,6 +560,70 @@ async function page(rowsOf: RowsOf, accountId: number, upTo: number, filters: Fi
   return { total, ids };
 }
 
+/**
+ * The watermark to answer a question of a page at, and the account's rows above it that the
+ * index does not hold yet: with them, its rows as of `dataVersion` at least. More rows above the
+ * watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the index appends them.
+ */
+async function unindexedFor(accountId: number, dataVersion: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
+  if (readAt.get(accountId) !== dataVersion) {
+    await readingUnindexed.run();
+    readAt.set(accountId, dataVersion);
+  }
+  dropIndexed();
+  return { upTo: watermark, newer: unindexed.filter((row) => row.accountId === accountId) };
+}
+
+/**
+ * Reads the source's rows above those read before. When more than MAX_UNINDEXED_ROWS are above
+ * the watermark (an import), it waits for the index to append them instead of keeping them.
+ */
+async function readUnindexed(): Promise<void> {
+  dropIndexed();
+  const room = MAX_UNINDEXED_ROWS - unindexed.length;
+  const read = room > 0 ? await source.rowsAfter(unindexedUpTo, room + 1) : [];
+  if (room <= 0 || read.length > room) {
+    await catchUp();
+    dropIndexed();
+    return;
+  }
+  // A catch-up meanwhile may have moved the rows kept past some of these.
+  for (const row of read) if (Number(row[0]) > unindexedUpTo) unindexed.push(unindexedRowOf(row, columns, sourceLayout));
+  unindexedUpTo = Math.max(unindexedUpTo, Number(read.at(-1)?.[0] ?? 0));
+}
+
+/** Forgets the rows read above the watermark that the index now holds. */
+function dropIndexed(): void {
+  if (unindexedUpTo <= watermark) {
+    unindexed = [];
+    unindexedUpTo = watermark;
+    return;
+  }
+  const firstNewer = unindexed.findIndex((row) => row.id > watermark);
+  if (firstNewer > 0) unindexed = unindexed.slice(firstNewer);
+}
+
+/**
+ * Page `page` of the account's rows matching `filters`: those of the index up to `upTo`, then
+ * `newer`, the rows above it that the index does not hold yet (ids only ever rise).
+ */
+async function pageWithNewer(
+  rowsOf: RowsOf,
+  accountId: number,
+  upTo: number,
+  newer: UnindexedRow[],
+  filters: Filter[],
+  pageNumber: number,
+): Promise<PageOfIds> {
+  const indexed = await page(rowsOf, accountId, upTo, filters, pageNumber);
+  if (newer.length === 0) return indexed;
+  const matches = rowMatcher(filters);
+  const newerIds = newer.filter(matches).map((row) => row.id);
+  const skipNewer = Math.max(0, (pageNumber - 1) * PAGE_SIZE - indexed.total);
+  const ids = [...indexed.ids, ...newerIds.slice(skipNewer, skipNewer + PAGE_SIZE - indexed.ids.length)];
+  return { total: indexed.total + newerIds.length, ids };
+}
+
 /** The watermark to answer an account's question at: its rows as of `dataVersion` at least are in the index. */
 async function caughtUpFor(accountId: number, dataVersion: number): Promise<number> {
   if (freshAt.get(accountId) !== dataVersion) {
@@ -631,10 +697,37 @@ async function close(): Promise<void> {
   clearInterval(poll);
   // No statement begins once closing; those running stop.
   for (const questionId of new Set(questionOn.values())) interruptWhileRunning(questionId);
-  await running?.catch(() => {});
+  await catchingUp.settled();
+  await readingUnindexed.settled();
   await Promise.allSettled(beingAnswered.values());
   for (const reader of readers) reader.closeSync();
   writer.closeSync();
   instance.closeSync();
   await source.close();
+}
+
+/**
+ * `work` run one at a time, so that the promise of a call is of a run that starts after the
+ * call: a caller sees every row committed before it called. Calls made during a run share the
+ * next one.
+ */
+function coalesced(work: () => Promise<void>): { run: () => Promise<void>; settled: () => Promise<void> } {
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const run = (): Promise<void> => {
+    if (!running) {
+      running = work().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return run();
+      });
+    return queued;
+  };
+  return { run, settled: async () => (queued ?? running)?.catch(() => {}) };
 }
