@@ -8,7 +8,7 @@ import type { Filter } from '../filters/parse.js';
 import { ConversionRepository } from './repository.js';
 import { conversionCatalogue } from './schema.js';
 
-// A catch-up is also made before any question after a write; this one finds an import done elsewhere.
+// How often the index looks for new rows; a question after a write reads or waits for those written before it.
 const POLL_MS = 1000;
 // Nicer than the service: catching up after a large import yields the processor to requests.
 const NICENESS = 10;
