@@ -113,5 +113,5 @@ function rankedCondition(condition: Condition): Condition | undefined {
   }
 }
 
-/** Booleans are stored as 0/1. */
-const stored = (value: Scalar): number | string => (typeof value === 'boolean' ? Number(value) : value);
+/** A filter's value as the index holds it: booleans as 0/1. */
+export const stored = (value: Scalar): number | string => (typeof value === 'boolean' ? Number(value) : value);

@@ -1,5 +1,6 @@
 import type { FilterColumn } from '../../filters/catalogue.js';
-import type { Condition, Filter, Scalar } from '../../filters/parse.js';
+import type { Condition, Filter } from '../../filters/parse.js';
+import { stored } from './filters.js';
 import type { SourceLayout } from './protocol.js';
 
 /**
@@ -95,9 +96,6 @@ function satisfies(order: number, op: Extract<Condition, { kind: 'compare' }>['o
       return order >= 0;
   }
 }
-
-/** Booleans are held as 0/1. */
-const stored = (value: Scalar): number | string => (typeof value === 'boolean' ? Number(value) : value);
 
 // A UTF-16 unit of a surrogate pair or above: where UTF-16's order and UTF-8's part.
 const ABOVE_BASIC_ORDER = /[\uD800-\uFFFF]/;
