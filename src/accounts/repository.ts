@@ -7,10 +7,10 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 
 /** All SQL about accounts and their keys. */
 export class AccountRepository {
-  private readonly compiled: CompiledOnce<string>;
+  private readonly compiled: CompiledOnce;
 
   constructor(private readonly db: Kysely<DatabaseSchema>) {
-    this.compiled = new CompiledOnce(db);
+    this.compiled = new CompiledOnce(db, 'accounts');
   }
 
   findByName(name: string): Promise<Account | undefined> {

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { CompiledOnce } from '../db/compiled-once.js';
 import type { CartEventsTable, CartReceiversTable, DatabaseSchema } from '../db/schema.js';
 import { type AccountList, type ListPage, listRows } from '../filters/list.js';
 
@@ -8,7 +9,12 @@ export type NewCartEvent = Omit<Insertable<CartEventsTable>, 'id'>;
 
 /** All SQL about connected carts and the events they sent. */
 export class CartRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  /** The statements of a group of notifications' transaction, built once per group size: one is written every few milliseconds. */
+  private readonly compiled: CompiledOnce;
+
+  constructor(private readonly db: Kysely<DatabaseSchema>) {
+    this.compiled = new CompiledOnce(db, 'carts');
+  }
 
   /** Connects a cart to an account, or replaces its token and secret when it is connected already. */
   async connect(row: Omit<ReceiverRow, 'id'>): Promise<void> {
@@ -39,34 +45,41 @@ export class CartRepository {
   /** Which of these token hashes belong to a connected receiver still. */
   async connectedTokenHashes(tokenHashes: string[]): Promise<string[]> {
     if (tokenHashes.length === 0) return [];
-    const rows = await this.db.selectFrom('cart_receivers').select('token_hash').where('token_hash', 'in', tokenHashes).execute();
+    const query = () => this.db.selectFrom('cart_receivers').select('token_hash').where('token_hash', 'in', tokenHashes);
+    const { rows } = await this.compiled.execute(`connected of ${tokenHashes.length}`, query, tokenHashes);
     return rows.map((row) => row.token_hash);
   }
 
   /** Which of these (account, cart, event key) the events kept already have. */
   async keptEventKeys(keys: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>[]): Promise<Pick<CartEventRow, 'account_id' | 'cart' | 'event_key'>[]> {
     if (keys.length === 0) return [];
-    return this.db
-      .selectFrom('cart_events')
-      .select(['account_id', 'cart', 'event_key'])
-      .where((eb) =>
-        eb(
-          eb.refTuple('account_id', 'cart', 'event_key'),
-          'in',
-          keys.map((key) => eb.tuple(key.account_id, key.cart, key.event_key)),
-        ),
-      )
-      .execute();
+    const query = () =>
+      this.db
+        .selectFrom('cart_events')
+        .select(['account_id', 'cart', 'event_key'])
+        .where((eb) =>
+          eb(
+            eb.refTuple('account_id', 'cart', 'event_key'),
+            'in',
+            keys.map((key) => eb.tuple(key.account_id, key.cart, key.event_key)),
+          ),
+        );
+    const parameters = keys.flatMap((key) => [key.account_id, key.cart, key.event_key]);
+    return (await this.compiled.execute(`kept of ${keys.length}`, query, parameters)).rows;
   }
 
-  /** Keeps events; one whose account, cart and key an event kept already has is left out (a repeat). */
+  /** Keeps events; one whose account, cart and key an event kept already has is left out (a repeat). Every event has the first one's fields. */
   async insertEvents(rows: NewCartEvent[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.db
-      .insertInto('cart_events')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['account_id', 'cart', 'event_key']).doNothing())
-      .execute();
+    const columns = Object.keys(rows[0]!) as (keyof NewCartEvent)[];
+    const template = Object.fromEntries(columns.map((column) => [column, null])) as unknown as NewCartEvent;
+    const query = () =>
+      this.db
+        .insertInto('cart_events')
+        .values(rows.map(() => template))
+        .onConflict((oc) => oc.columns(['account_id', 'cart', 'event_key']).doNothing());
+    const parameters = rows.flatMap((row) => columns.map((column) => row[column] ?? null));
+    await this.compiled.execute(`insert ${rows.length}:${columns.join(',')}`, query, parameters);
   }
 
   listEvents(list: AccountList): Promise<ListPage<CartEventRow>> {

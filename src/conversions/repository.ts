@@ -11,16 +11,17 @@ export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_i
 export class ConversionRepository {
   /**
    * The statements built once per shape: a page's entries by its number of ids (asked by every
-   * list page of conversions) and an import's batch by its size and columns (some 10,000 values,
-   * whose compiling cost as much as parsing the batch's rows).
+   * list page of conversions), an import's batch by its size and columns (some 10,000 values,
+   * whose compiling cost as much as parsing the batch's rows), and the writes of a group of cart
+   * notifications by its size.
    */
-  private readonly compiled: CompiledOnce<string>;
+  private readonly compiled: CompiledOnce;
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
     private readonly bulkText: BulkText = { textAsBytes: (text) => text, joinsTextPages: false },
   ) {
-    this.compiled = new CompiledOnce(db);
+    this.compiled = new CompiledOnce(db, 'conversions');
   }
 
   /** The stored entry JSON (entry-json.ts) of the account's conversions with these ids, in ascending id order. */
@@ -94,11 +95,12 @@ export class ConversionRepository {
 
   /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */
   async bumpVersion(accountId: number): Promise<void> {
-    await this.db
-      .insertInto('conversion_versions')
-      .values({ account_id: accountId, version: 1 })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1) })))
-      .execute();
+    const bump = () =>
+      this.db
+        .insertInto('conversion_versions')
+        .values({ account_id: accountId, version: 1 })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1) })));
+    await this.compiled.execute('bump version', bump, [accountId, 1, 1]);
   }
 
   /**
@@ -124,7 +126,7 @@ export class ConversionRepository {
     // Kept prepared: PostgreSQL planned a batch's 1,500 parameters anew for every batch of an import.
     const inserted = await this.compiled.execute(
       `insert ${unique.length}:${columns.join(',')}`,
-      () => insertNewQuery(this.db, columns, unique.length),
+      () => insertQuery(this.db, ['account_id', ...columns], unique.length),
       parameters,
       { keepPrepared: true },
     );
@@ -141,12 +143,13 @@ export class ConversionRepository {
     const keyOf = (row: { account_id: number | string; cart_integration: string; receipt: string }) =>
       `${row.account_id}\n${row.cart_integration}\n${row.receipt}`;
     const idByKey = new Map<string, number>();
-    const inserted = await this.db
-      .insertInto('conversions')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing())
-      .returning(['id', 'account_id', 'cart_integration', 'receipt'])
-      .execute();
+    const columns = Object.keys(rows[0]!) as (keyof (typeof rows)[number])[];
+    const parameters = rows.flatMap((row) => columns.map((column) => row[column] ?? null));
+    const { rows: inserted } = await this.compiled.execute(
+      `insert each ${rows.length}:${columns.join(',')}`,
+      () => insertQuery(this.db, columns, rows.length).returning(['id', 'account_id', 'cart_integration', 'receipt']),
+      parameters,
+    );
     for (const row of inserted) idByKey.set(keyOf(row), Number(row.id));
     const there = rows.filter((row) => !idByKey.has(keyOf(row)));
     if (there.length > 0) {
@@ -181,9 +184,9 @@ function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: BulkText['textAs
     .select((eb) => [eb.fn.countAll<number>().as('found'), textAsBytes(sql<string>`coalesce(string_agg(entry, ','), '')`).as('json')]);
 }
 
-/** insertNew's statement for `count` rows of these columns: its parameters are each row's account id, then its columns. */
-function insertNewQuery(db: Kysely<DatabaseSchema>, columns: (keyof NewConversion)[], count: number) {
-  const template = Object.fromEntries([['account_id', 0], ...columns.map((column) => [column, null])]) as Insertable<ConversionsTable>;
+/** The insert of `count` rows of these columns that skips a row whose account, cart and receipt are there already: its parameters are each row's values in the columns' order, row after row. */
+function insertQuery(db: Kysely<DatabaseSchema>, columns: (keyof Insertable<ConversionsTable>)[], count: number) {
+  const template = Object.fromEntries(columns.map((column) => [column, null])) as unknown as Insertable<ConversionsTable>;
   return db
     .insertInto('conversions')
     .values(Array.from({ length: count }, () => template))

@@ -90,18 +90,26 @@ describeEachEngine('a page of conversions read as one value', (engine) => {
   });
 
   test('CompiledOnce builds a shape once and runs it with the parameters of each call', async () => {
-    const compiled = new CompiledOnce<string>(database.db);
+    const compiled = new CompiledOnce(database.db, 'a test');
     let builds = 0;
-    const receiptOf = async (id: number) => {
+    const receiptOf = async (id: number, on = compiled) => {
       const query = () => {
         builds++;
         return database.db.selectFrom('conversions').select('receipt').where('id', '=', id);
       };
-      return (await compiled.execute('receipt by id', query, [id])).rows[0]?.receipt;
+      return (await on.execute('receipt by id', query, [id])).rows[0]?.receipt;
     };
     assert.equal(await receiptOf(ourIds[0]!), 'O-0');
     assert.equal(await receiptOf(theirIds[5]!), 'T-5');
     assert.equal(await receiptOf(-1), undefined);
     assert.equal(builds, 1);
+
+    // Made anew for each transaction, as repositories are, it finds the shapes built before.
+    const inTransaction = await database.db.transaction().execute((trx) => receiptOf(ourIds[1]!, new CompiledOnce(trx, 'a test')));
+    assert.equal(inTransaction, 'O-1');
+    assert.equal(builds, 1);
+    // Another scope's key of the same name is another statement.
+    assert.equal(await receiptOf(ourIds[0]!, new CompiledOnce(database.db, 'another test')), 'O-0');
+    assert.equal(builds, 2);
   });
 });
