@@ -122,6 +122,16 @@ const READERS = 2;
 let readers: DuckDBConnection[];
 /** indexingStatements, prepared on the writer once its tables are made. */
 let indexing: DuckDBPreparedStatement[];
+/**
+ * Each reader's statements kept prepared by their SQL: questions of one kind (a window and a
+ * source, say) have one SQL whatever their values, which are bound, so a new question skips
+ * DuckDB's parsing and planning. The SQL is keyed with the tables' generation, which a rebuild
+ * moves on, so that no statement prepared on the tables before is run again. A statement is
+ * destroyed only as another is prepared on its reader, which runs one at a time: never while it runs.
+ */
+const PREPARED_PER_READER = 100;
+const preparedOn = new Map<DuckDBConnection, LRUCache<string, DuckDBPreparedStatement>>();
+let tablesGeneration = 0;
 const answers = new AppendOnlyAnswers();
 interface CreatedAtWindows {
   /** The windows of time (time-zones.ts) that rows lie in, in ascending order. */
@@ -268,7 +278,9 @@ async function statementResult(questionId: number, { sql, params }: DuckDbQuery)
     if (forgotten.has(questionId)) throw new Error('the service gave up on this question');
     if (closing) throw new Error('the columnar index is closing');
     questionOn.set(reader, questionId);
-    return await reader.runAndReadAll(sql, params.values, params.types);
+    const statement = await preparedStatement(reader, sql);
+    statement.bind(params.values, params.types);
+    return await statement.runAndReadAll();
   } catch (error) {
     if (forgotten.has(questionId) && /^INTERRUPT/.test((error as Error).message)) {
       log('columnar index: stopped a question past the time limit, so that the questions after it are answered');
@@ -280,6 +292,22 @@ async function statementResult(questionId: number, { sql, params }: DuckDbQuery)
     if (next) next(reader);
     else idleReaders.push(reader);
   }
+}
+
+/** The statement of this SQL prepared on `reader`, prepared now if it was not (PREPARED_PER_READER). */
+async function preparedStatement(reader: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+  let prepared = preparedOn.get(reader);
+  if (!prepared) {
+    prepared = new LRUCache({ max: PREPARED_PER_READER, dispose: (statement) => statement.destroySync() });
+    preparedOn.set(reader, prepared);
+  }
+  const key = `${tablesGeneration}\n${sql}`;
+  let statement = prepared.get(key);
+  if (!statement) {
+    statement = await reader.prepare(sql);
+    prepared.set(key, statement);
+  }
+  return statement;
 }
 
 /**
@@ -355,6 +383,7 @@ function isLocked(error: unknown): boolean {
 }
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
+  tablesGeneration += 1;
   await connection.run('BEGIN TRANSACTION');
   for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
   await connection.run(`DELETE FROM index_meta WHERE key IN ('format', 'source', '${UNORDERED_AFTER}')`);
