@@ -125,13 +125,12 @@ let indexing: DuckDBPreparedStatement[];
 /**
  * Each reader's statements kept prepared by their SQL: questions of one kind (a window and a
  * source, say) have one SQL whatever their values, which are bound, so a new question skips
- * DuckDB's parsing and planning. The SQL is keyed with the tables' generation, which a rebuild
- * moves on, so that no statement prepared on the tables before is run again. A statement is
- * destroyed only as another is prepared on its reader, which runs one at a time: never while it runs.
+ * DuckDB's parsing and planning. The tables are made (createTables) only as the index opens,
+ * before any question. A statement is destroyed only as another is prepared on its reader, which
+ * runs one statement at a time: never while it runs.
  */
 const PREPARED_PER_READER = 100;
 const preparedOn = new Map<DuckDBConnection, LRUCache<string, DuckDBPreparedStatement>>();
-let tablesGeneration = 0;
 const answers = new AppendOnlyAnswers();
 interface CreatedAtWindows {
   /** The windows of time (time-zones.ts) that rows lie in, in ascending order. */
@@ -301,11 +300,10 @@ async function preparedStatement(reader: DuckDBConnection, sql: string): Promise
     prepared = new LRUCache({ max: PREPARED_PER_READER, dispose: (statement) => statement.destroySync() });
     preparedOn.set(reader, prepared);
   }
-  const key = `${tablesGeneration}\n${sql}`;
-  let statement = prepared.get(key);
+  let statement = prepared.get(sql);
   if (!statement) {
     statement = await reader.prepare(sql);
-    prepared.set(key, statement);
+    prepared.set(sql, statement);
   }
   return statement;
 }
@@ -383,7 +381,6 @@ function isLocked(error: unknown): boolean {
 }
 
 async function createTables(connection: DuckDBConnection): Promise<void> {
-  tablesGeneration += 1;
   await connection.run('BEGIN TRANSACTION');
   for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
   await connection.run(`DELETE FROM index_meta WHERE key IN ('format', 'source', '${UNORDERED_AFTER}')`);
