@@ -3,7 +3,7 @@
  * and do lists stay fast meanwhile? A benchmark, not a test.
  *
  *   npm run bench:hooks -- [--conversions 1000000] [--rate 1000] [--seconds 10] [--warmup 5]
- *                          [--database postgres://user@host:5432/postgres] [--cpu-prof DIR]
+ *                          [--database postgres://user@host:5432/postgres] [--summaries] [--cpu-prof DIR]
  *
  * It imports --conversions to start from, starts the real service (compiled, as `npm start` runs
  * it) pinned to core 0, connects the generic receiver with the command line, and once the
@@ -11,7 +11,8 @@
  * notifications a second for --seconds to that one receiver (each a new sale, so each makes a
  * conversion), while a list client, pinned to core 1 as well, asks new list questions one after
  * another (NEW_QUESTION_FAMILIES, each asked once) and a probe every 50 ms for one buyer's
- * conversions. The same stream runs --warmup seconds first, unmeasured, as the list benchmarks
+ * conversions; with --summaries, also a summary of a new quarter by day and source once a second,
+ * as a dashboard open on the account would ask. The same stream runs --warmup seconds first, unmeasured, as the list benchmarks
  * warm up: a service just started spends its first seconds of a new kind of work compiling its
  * code (docs/performance.md). It then checks that every acknowledged notification is a cart event
  * and a conversion, and prints the rates and latencies beside the targets, the slowest question,
@@ -47,6 +48,8 @@ const CLI = 'dist/cli.js';
 const API_KEY = `acds_bench_${'n'.repeat(32)}`;
 const SECRET = 'whsec_bench_secret_0123456789';
 const PROBE_EVERY_MS = 50;
+const SUMMARY_EVERY_MS = 1000;
+const DAY_MS = 24 * 3600 * 1000;
 // The columnar issue's targets for new questions and the probe (SQLite; PostgreSQL in brackets).
 const TARGETS = { sqlite: { p50Ms: 15, p90Ms: 40, maxMs: 100, probeP99Ms: 20 }, postgres: { p50Ms: 50, p90Ms: 120, maxMs: 250, probeP99Ms: 30 } };
 
@@ -70,10 +73,13 @@ interface AskerOptions {
   seconds: number;
   /** The questions asked before, in this run: each question is new. */
   asked: string[];
+  /** The first and last month the data spans (ms since 1970), when summaries are asked too. */
+  summaries?: { firstMs: number; lastMs: number };
 }
 interface AskerResult {
   questionMs: number[];
   probeMs: number[];
+  summaryMs: number[];
   failures: string[];
   slowest: { ms: number; atSeconds: number; query: string };
   /** Every question asked, before this stream's included. */
@@ -152,13 +158,13 @@ async function send({ url, rate, seconds }: SenderOptions): Promise<SenderResult
 }
 
 /** The list client: new list questions one after another, and the probe every PROBE_EVERY_MS beside them, for `seconds`. */
-async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore }: AskerOptions): Promise<AskerResult> {
+async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore, summaries }: AskerOptions): Promise<AskerResult> {
   const headers = { 'x-api-key': apiKey };
   const asked = new Set(askedBefore);
   const probeUrl = `${baseUrl}/api/v1/conversions?user_id=${encodeURIComponent(buyer)}`;
   // Untimed: this process's first request loads its HTTP client and opens its connection, the client's time, not the service's.
   await timed(probeUrl, headers);
-  const result: AskerResult = { questionMs: [], probeMs: [], failures: [], slowest: { ms: 0, atSeconds: 0, query: '' }, asked: [] };
+  const result: AskerResult = { questionMs: [], probeMs: [], summaryMs: [], failures: [], slowest: { ms: 0, atSeconds: 0, query: '' }, asked: [] };
   const began = performance.now();
   const asking = () => performance.now() - began < seconds * 1000;
   const questions = (async () => {
@@ -171,6 +177,19 @@ async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore }: Aske
       }
     }
   })();
+  // A quarter starting on a day drawn at random, each a second later than the one before: each summary is new.
+  const summariesAsked = (async () => {
+    for (let index = 0; summaries && asking(); index++) {
+      const summaryBegan = performance.now();
+      const days = Math.max(1, (summaries.lastMs - summaries.firstMs) / DAY_MS - 90);
+      const start = summaries.firstMs + Math.floor(Math.random() * days) * DAY_MS + index * 1000;
+      const [from, to] = [start, start + 90 * DAY_MS].map((ms) => `${new Date(ms).toISOString().slice(0, 19)}Z`);
+      const answer = await timed(`${baseUrl}/api/v1/conversions/summary?group_by=day,utm_source&created_at.between=${from},${to}`, headers);
+      result.summaryMs.push(answer.ms);
+      if (answer.status !== 200) result.failures.push(`summary ${answer.status}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, SUMMARY_EVERY_MS - (performance.now() - summaryBegan))));
+    }
+  })();
   while (asking()) {
     const probeBegan = performance.now();
     const answer = await timed(probeUrl, headers);
@@ -178,7 +197,7 @@ async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore }: Aske
     if (answer.status !== 200) result.failures.push(`probe ${answer.status}`);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_EVERY_MS - (performance.now() - probeBegan))));
   }
-  await questions;
+  await Promise.all([questions, summariesAsked]);
   result.asked = [...asked];
   return result;
 }
@@ -203,6 +222,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '5' },
       database: { type: 'string' },
+      summaries: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -249,6 +269,14 @@ async function main(): Promise<void> {
     while ((await totalOf('/api/v1/conversions')) < conversions) await new Promise((resolve) => setTimeout(resolve, 500));
     const buyer = (JSON.parse((await timed(`${baseUrl}/api/v1/conversions?page=7`, headers)).body) as { entries: { user_id: string }[] }).entries[0]!.user_id;
     log(`service ${baseUrl}, caught up; the receiver ${hookPath.slice(0, 22)}...`);
+    // The months the data spans, so that every quarter summarised holds conversions.
+    let summaries: AskerOptions['summaries'];
+    if (args.summaries) {
+      const months = (
+        JSON.parse((await timed(`${baseUrl}/api/v1/conversions/summary?group_by=month`, headers)).body) as { groups: { key: { month: string } }[] }
+      ).groups;
+      summaries = { firstMs: Date.parse(`${months[0]!.key.month}T00:00:00Z`), lastMs: Date.parse(`${months.at(-1)!.key.month}T00:00:00Z`) };
+    }
 
     // Every question new, over the warm-up and the measured stream alike.
     const asked = new Set<string>();
@@ -260,7 +288,10 @@ async function main(): Promise<void> {
       const senderFile = path.join(workDir, 'sender.json');
       fs.writeFileSync(senderFile, JSON.stringify({ url: `${baseUrl}${hookPath}`, rate, seconds: streamSeconds } satisfies SenderOptions));
       const askerFile = path.join(workDir, 'asker.json');
-      fs.writeFileSync(askerFile, JSON.stringify({ baseUrl, apiKey: API_KEY, buyer, seconds: streamSeconds, asked: [...asked] } satisfies AskerOptions));
+      fs.writeFileSync(
+        askerFile,
+        JSON.stringify({ baseUrl, apiKey: API_KEY, buyer, seconds: streamSeconds, asked: [...asked], summaries } satisfies AskerOptions),
+      );
       const client = (mode: string, file: string) => runPinned(1, 'bench/hooks.ts', [mode, file], { cwd: ROOT, nodeFlags: CLIENT_NODE_FLAGS });
       let sending = true;
       const sender = client('--send', senderFile).finally(() => (sending = false));
@@ -283,7 +314,7 @@ async function main(): Promise<void> {
     log(`sending ${rate} notifications a second for ${seconds} s, measured...`);
     const cpuBefore = threadCpuSeconds(server.pid!);
     const cpuReadAt = performance.now();
-    const { sent, questionMs, probeMs, failures, slowest, peakRss } = await stream(seconds);
+    const { sent, questionMs, probeMs, summaryMs, failures, slowest, peakRss } = await stream(seconds);
     const core = cpuSplit(server.pid!, cpuBefore, threadCpuSeconds(server.pid!));
     const coreSeconds = (performance.now() - cpuReadAt) / 1000;
 
@@ -306,6 +337,8 @@ async function main(): Promise<void> {
     );
     console.log(`the slowest question: ${slowest.ms.toFixed(1)} ms, asked ${slowest.atSeconds.toFixed(1)} s into the stream: ?${slowest.query}`);
     console.log(`probe, one buyer's conversions: ${describe(probeMs)} (target p99 ≤ ${targets.probeP99Ms} ms: ${verdict(probe.p99Ms <= targets.probeP99Ms)})`);
+    // No target of their own: the reports' targets are for a service not receiving notifications.
+    if (args.summaries) console.log(`summaries of a new quarter by day,utm_source meanwhile, one a second: ${describe(summaryMs)}`);
     console.log(
       `the service's core meanwhile: its event loop ${core.mainThread.toFixed(2)} s, its other threads (SQLite, V8's collector) ${core.otherThreads.toFixed(2)} s, the index's process ${core.children.toFixed(2)} s, over ${coreSeconds.toFixed(1)} s`,
     );
