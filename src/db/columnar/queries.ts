@@ -169,8 +169,9 @@ export function countAndPagesQuery(table: string, accountId: number, filters: Fi
  * is known, else by offset.
  */
 export function pageQuery(table: string, accountId: number, filters: Filter[], upTo: number, page: number, afterId: number | undefined): DuckDbQuery {
-  const params = new BoundParams(accountId, upTo);
-  const after = afterId !== undefined ? ` AND id > ${afterId}` : '';
+  // The id after which to read is bound, as every value is, so that pages of one kind share one statement (kept prepared).
+  const params = afterId !== undefined ? new BoundParams(accountId, upTo, afterId) : new BoundParams(accountId, upTo);
+  const after = afterId !== undefined ? ' AND id > $3::BIGINT' : '';
   const offset = afterId !== undefined ? '' : ` OFFSET ${(page - 1) * PAGE_SIZE}`;
   return {
     sql: `SELECT id FROM ${table} WHERE id <= $2::BIGINT${after} AND ${matching(filters, params)} ORDER BY id LIMIT ${PAGE_SIZE}${offset}`,

@@ -34,7 +34,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "created_at.between=2026-01-01,2026-01-31&utm_source=facebook", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND created_at BETWEEN $3::BIGINT AND $4::BIGINT AND utm_source = $5::VARCHAR
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND created_at BETWEEN $4::BIGINT AND $5::BIGINT AND utm_source = $6::VARCHAR
 ORDER BY id
 LIMIT 100;
 
@@ -54,7 +54,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "cart_integration.in=clickbank,buygoods&amount.gte=30", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND list_contains($3::VARCHAR[], cart_integration) AND amount_rank >= $4::BIGINT
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND list_contains($4::VARCHAR[], cart_integration) AND amount_rank >= $5::BIGINT
 ORDER BY id
 LIMIT 100;
 
@@ -74,7 +74,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "country=US&created_at.between=2025-10-01,2026-03-31", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND country = $3::VARCHAR AND created_at BETWEEN $4::BIGINT AND $5::BIGINT
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND country = $4::VARCHAR AND created_at BETWEEN $5::BIGINT AND $6::BIGINT
 ORDER BY id
 LIMIT 100;
 
@@ -94,7 +94,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "tracking_codes=tc-facebook&tracking_codes.in=tc-1,tc-2", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND id IN (SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND code = $3::VARCHAR INTERSECT SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND list_contains($4::VARCHAR[], code))
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND id IN (SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND code = $4::VARCHAR INTERSECT SELECT conversion_id FROM conversion_tracking_codes WHERE account_id = $1::BIGINT AND list_contains($5::VARCHAR[], code))
 ORDER BY id
 LIMIT 100;
 
@@ -114,7 +114,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "user_id=u-1234", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND user_id = $3::VARCHAR
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND user_id = $4::VARCHAR
 ORDER BY id
 LIMIT 100;
 
@@ -134,7 +134,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "created_at.in=2026-01-01,2026-01-02&mobile=true", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND (created_at BETWEEN $3::BIGINT AND $4::BIGINT OR created_at BETWEEN $5::BIGINT AND $6::BIGINT) AND mobile = $7::TINYINT
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND (created_at BETWEEN $4::BIGINT AND $5::BIGINT OR created_at BETWEEN $6::BIGINT AND $7::BIGINT) AND mobile = $8::TINYINT
 ORDER BY id
 LIMIT 100;
 
@@ -154,7 +154,7 @@ OFFSET 1100;
 -- pageQuery("conversions", 1, "", upTo, 12, 41017)
 SELECT id
 FROM conversions
-WHERE id <= $2::BIGINT AND id > 41017 AND account_id = $1::BIGINT AND TRUE
+WHERE id <= $2::BIGINT AND id > $3::BIGINT AND account_id = $1::BIGINT AND TRUE
 ORDER BY id
 LIMIT 100;
 
