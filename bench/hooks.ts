@@ -12,9 +12,9 @@
  * conversion), while a list client, pinned to core 1 as well, asks new list questions one after
  * another (NEW_QUESTION_FAMILIES, each asked once) and a probe every 50 ms for one buyer's
  * conversions; with --summaries, also a summary of a new quarter by day and source once a second,
- * as a dashboard open on the account would ask. The same stream runs --warmup seconds first, unmeasured, as the list benchmarks
- * warm up: a service just started spends its first seconds of a new kind of work compiling its
- * code (docs/performance.md). It then checks that every acknowledged notification is a cart event
+ * as a dashboard open on the account would ask. The same stream runs --warmup seconds first,
+ * unmeasured, as the list benchmarks warm up: a service just started spends its first seconds of
+ * a new kind of work compiling its code (docs/performance.md). It then checks that every acknowledged notification is a cart event
  * and a conversion, and prints the rates and latencies beside the targets, the slowest question,
  * and how the service's core was split meanwhile. --cpu-prof writes the service's CPU profiles
  * (each thread's) into DIR, for Chrome's DevTools or speedscope.
@@ -157,7 +157,7 @@ async function send({ url, rate, seconds }: SenderOptions): Promise<SenderResult
   return result;
 }
 
-/** The list client: new list questions one after another, and the probe every PROBE_EVERY_MS beside them, for `seconds`. */
+/** The list client: new list questions one after another, the probe every PROBE_EVERY_MS and any summaries every SUMMARY_EVERY_MS beside them, for `seconds`. */
 async function ask({ baseUrl, apiKey, buyer, seconds, asked: askedBefore, summaries }: AskerOptions): Promise<AskerResult> {
   const headers = { 'x-api-key': apiKey };
   const asked = new Set(askedBefore);
