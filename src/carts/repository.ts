@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import { CompiledOnce } from '../db/compiled-once.js';
+import { CompiledOnce, insertParameters } from '../db/compiled-once.js';
 import type { CartEventsTable, CartReceiversTable, DatabaseSchema } from '../db/schema.js';
 import { type AccountList, type ListPage, listRows } from '../filters/list.js';
 
@@ -71,14 +71,13 @@ export class CartRepository {
   /** Keeps events; one whose account, cart and key an event kept already has is left out (a repeat). Every event has the first one's fields. */
   async insertEvents(rows: NewCartEvent[]): Promise<void> {
     if (rows.length === 0) return;
-    const columns = Object.keys(rows[0]!) as (keyof NewCartEvent)[];
+    const { columns, parameters } = insertParameters(rows);
     const template = Object.fromEntries(columns.map((column) => [column, null])) as unknown as NewCartEvent;
     const query = () =>
       this.db
         .insertInto('cart_events')
         .values(rows.map(() => template))
         .onConflict((oc) => oc.columns(['account_id', 'cart', 'event_key']).doNothing());
-    const parameters = rows.flatMap((row) => columns.map((column) => row[column] ?? null));
     await this.compiled.execute(`insert ${rows.length}:${columns.join(',')}`, query, parameters);
   }
 

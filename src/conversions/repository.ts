@@ -1,6 +1,6 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { BulkText } from '../db/adapter.js';
-import { CompiledOnce } from '../db/compiled-once.js';
+import { CompiledOnce, insertParameters } from '../db/compiled-once.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
 import { withId } from './entry-json.js';
@@ -143,8 +143,7 @@ export class ConversionRepository {
     const keyOf = (row: { account_id: number | string; cart_integration: string; receipt: string }) =>
       `${row.account_id}\n${row.cart_integration}\n${row.receipt}`;
     const idByKey = new Map<string, number>();
-    const columns = Object.keys(rows[0]!) as (keyof (typeof rows)[number])[];
-    const parameters = rows.flatMap((row) => columns.map((column) => row[column] ?? null));
+    const { columns, parameters } = insertParameters(rows);
     const { rows: inserted } = await this.compiled.execute(
       `insert each ${rows.length}:${columns.join(',')}`,
       () => insertQuery(this.db, columns, rows.length).returning(['id', 'account_id', 'cart_integration', 'receipt']),

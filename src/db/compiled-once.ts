@@ -56,3 +56,12 @@ export class CompiledOnce {
     return this.db.executeQuery<Row>(CompiledQuery.raw(text, parameters));
   }
 }
+
+/**
+ * A multi-row insert's columns (the first row's) and parameters (each row's values in their
+ * order, null where a row has none), for a statement built once from `count` rows of those columns.
+ */
+export function insertParameters<Row extends object>(rows: Row[]): { columns: (keyof Row)[]; parameters: unknown[] } {
+  const columns = Object.keys(rows[0]!) as (keyof Row)[];
+  return { columns, parameters: rows.flatMap((row) => columns.map((column) => row[column] ?? null)) };
+}
