@@ -15,7 +15,7 @@ import { ColumnarIndex, IndexTooSlowError } from '../../src/db/columnar/columnar
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
-import { insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
+import { conversionRecord, insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
 import { SERVICE_KEY, childProcessesOf, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
 
 type Conversion = Record<string, any>;
@@ -812,23 +812,31 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
   }
 });
 
+/**
+ * An index that looks for new rows only when asked (its poll an hour apart): a page or a summary
+ * reads the rows above its watermark; an export's first batch appends them (catchUp).
+ */
+function indexAppendingWhenAsked(database: TestDatabase): ColumnarIndex & { catchUp: (accountId: number, dataVersion: number) => Promise<unknown> } {
+  const index = new ColumnarIndex(
+    {
+      ...CONVERSION_INDEX_LAYOUT,
+      file: undefined,
+      source: database.conversionSource,
+      memoryLimit: '64MB',
+      threads: 1,
+      pollMs: 3_600_000,
+      niceness: 0,
+      questionTimeoutMs: 60_000,
+    },
+    () => {},
+  );
+  return Object.assign(index, { catchUp: (accountId: number, dataVersion: number) => index.idsAfter(accountId, dataVersion, [], 0, undefined, 1) });
+}
+
 describeEachEngine('rows the index has not appended yet', (engine) => {
   test('are counted and listed by questions of a page, on pages across the last indexed row, in their own account only', async () => {
     const database = await freshDatabase(engine);
-    // It looks for new rows only when asked: a page reads the rows above its watermark, a summary appends them.
-    const index = new ColumnarIndex(
-      {
-        ...CONVERSION_INDEX_LAYOUT,
-        file: undefined,
-        source: database.conversionSource,
-        memoryLimit: '64MB',
-        threads: 1,
-        pollMs: 3_600_000,
-        niceness: 0,
-        questionTimeoutMs: 60_000,
-      },
-      () => {},
-    );
+    const index = indexAppendingWhenAsked(database);
     try {
       const accounts = new AccountService(database.db);
       const mine = await accounts.findOrCreateAccount('mine');
@@ -861,7 +869,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       };
 
       await importInto(mine.id, records(230, 41));
-      await index.summary(mine.id, dataVersion, [], [], 'UTC'); // appends them
+      await index.catchUp(mine.id, dataVersion);
       await assertPages();
       // Above the watermark now: rows of this account, interleaved with another's.
       for (const seed of [42, 43, 44]) {
@@ -874,6 +882,57 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       await assertPages();
       await importInto(mine.id, records(90, 46));
       await assertPages();
+    } finally {
+      await index.close();
+      await database.close();
+    }
+  });
+
+  test('are summed by summaries as the index sums them once it holds them, in their own account only', async () => {
+    const database = await freshDatabase(engine);
+    const index = indexAppendingWhenAsked(database);
+    try {
+      const accounts = new AccountService(database.db);
+      const mine = await accounts.findOrCreateAccount('mine');
+      const theirs = await accounts.findOrCreateAccount('theirs');
+      const imported: Conversion[] = [];
+      let dataVersion = 0;
+      const importInto = async (accountId: number, batch: Conversion[]) => {
+        await insertConversions(database, accountId, batch);
+        if (accountId === mine.id) imported.push(...batch);
+        dataVersion++;
+      };
+      const summaries: { query: string; groupBy: string[]; timeZone: string }[] = [
+        { query: '', groupBy: [], timeZone: 'UTC' },
+        { query: '', groupBy: ['month', 'cart_integration'], timeZone: 'America/New_York' },
+        { query: 'utm_source=facebook', groupBy: ['day'], timeZone: 'Europe/Berlin' },
+        { query: 'amount.gte=40', groupBy: ['tracking_codes', 'mobile'], timeZone: 'UTC' },
+        { query: 'tracking_codes.in=tc-google,tc-1', groupBy: ['week', 'utm_source'], timeZone: 'Asia/Kolkata' },
+        { query: 'cart_integration.in=clickbank,digistore', groupBy: ['hour'], timeZone: 'UTC' },
+      ];
+      const summarise = () =>
+        Promise.all(
+          summaries.map(({ query, groupBy, timeZone }) =>
+            index.summary(mine.id, dataVersion, parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []), groupBy, timeZone),
+          ),
+        );
+
+      await importInto(mine.id, records(300, 51));
+      await index.catchUp(mine.id, dataVersion);
+      // Rows above the watermark, of this account and another, one of them dated outside every window before.
+      await importInto(mine.id, [...records(80, 52), conversionRecord({ receipt: 'LATE-1', created_at: '2031-07-04T23:30:00Z', amount: 12.34 })]);
+      await importInto(theirs.id, records(60, 53));
+      const beyondTheWatermark = await summarise();
+      assert.equal(beyondTheWatermark[0]!.totals[0], imported.length, 'every row of the account is summed, the index holding only some');
+      await index.catchUp(mine.id, dataVersion);
+      const caughtUp = await summarise();
+      for (const [at, { query, groupBy }] of summaries.entries()) {
+        assert.deepEqual(beyondTheWatermark[at], caughtUp[at], `${query || 'everything'} by ${groupBy.join(',') || 'nothing'}`);
+      }
+      assert.ok(
+        caughtUp.every((summary) => summary.groups.length > 1 || summary.totals[0] === imported.length),
+        'the summaries have groups',
+      );
     } finally {
       await index.close();
       await database.close();

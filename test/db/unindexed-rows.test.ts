@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { validateConversion } from '../../src/conversions/validate.js';
-import { idsAfterQuery, incomingTableStatement, indexingStatements, INCOMING_TABLE, layoutStatements } from '../../src/db/columnar/queries.js';
+import { hashedColumn, idsAfterQuery, incomingTableStatement, indexingStatements, INCOMING_TABLE, layoutStatements } from '../../src/db/columnar/queries.js';
 import { compare, rowMatcher, unindexedRowOf } from '../../src/db/columnar/unindexed-rows.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { conversionRecord } from '../helpers/fixtures.js';
@@ -26,8 +26,8 @@ function sourceRows(records: Record<string, unknown>[], accountOf: (index: numbe
   });
 }
 
-/** The ids the index's own statements select for `query` in `account`, the rows indexed as a catch-up indexes them. */
-async function idsFromTheIndex(rows: unknown[][], account: number, queries: string[]): Promise<number[][]> {
+/** `use` given a DuckDB connection to an index of `rows`, indexed as a catch-up indexes them. */
+async function withRowsIndexed<T>(rows: unknown[][], use: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
@@ -43,6 +43,16 @@ async function idsFromTheIndex(rows: unknown[][], account: number, queries: stri
     }
     appender.closeSync();
     for (const statement of indexingStatements(table, columns, hashed, sourceLayout)) await connection.run(statement);
+    return await use(connection);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** The ids the index's own statements select for `query` in `account`. */
+function idsFromTheIndex(rows: unknown[][], account: number, queries: string[]): Promise<number[][]> {
+  return withRowsIndexed(rows, async (connection) => {
     const answers: number[][] = [];
     for (const query of queries) {
       const filters = parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []);
@@ -50,16 +60,13 @@ async function idsFromTheIndex(rows: unknown[][], account: number, queries: stri
       answers.push((await connection.runAndReadAll(sql, params.values, params.types)).getRows().map((row) => Number(row[0])));
     }
     return answers;
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
+  });
 }
 
 function idsInJavaScript(rows: unknown[][], account: number, query: string): number[] {
   const matches = rowMatcher(parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []));
   return rows
-    .map((row) => unindexedRowOf(row, columns, sourceLayout))
+    .map((row) => unindexedRowOf(row, columns, hashed, sourceLayout))
     .filter((row) => row.accountId === account && matches(row))
     .map((row) => row.id);
 }
@@ -127,6 +134,18 @@ test('filters on rows not yet indexed select exactly the rows the index selects,
     }
     assert.ok(fromTheIndex.filter((ids) => ids.length > 0).length > queries.length / 4, 'many questions match some rows');
   }
+});
+
+test("rows not yet indexed hash each buyer's e-mail address as the index does", async () => {
+  const records = [...syntheticConversions(50, { random: seededRandom(39) })];
+  records.push(conversionRecord({ receipt: 'T-1', email: 'Zoe.Buyer+tag@example.com' }), conversionRecord({ receipt: 'T-2', email: null }));
+  const rows = sourceRows(records, () => 1);
+  const fromTheIndex = await withRowsIndexed(rows, async (connection) =>
+    (await connection.runAndReadAll(`SELECT id, ${hashedColumn('email')} FROM ${table} ORDER BY id`)).getRows().map(([id, hash]) => [Number(id), hash]),
+  );
+  const inJavaScript = rows.map((row) => unindexedRowOf(row, columns, hashed, sourceLayout)).map((row) => [row.id, row.hashes.email]);
+  assert.deepEqual(inJavaScript, fromTheIndex);
+  assert.equal(inJavaScript.at(-1)![1], null);
 });
 
 for (const [a, b, expected] of [

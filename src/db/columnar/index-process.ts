@@ -97,7 +97,7 @@ const UNORDERED_AFTER = 'unordered_after';
 const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
 const LOCK_WAIT_MS = 10_000;
-// The most rows above the watermark read for questions of pages (unindexedFor); beyond them a question waits for a catch-up.
+// The most rows above the watermark read for pages and summaries (unindexedFor); beyond them a question waits for a catch-up.
 const MAX_UNINDEXED_ROWS = 5_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
@@ -157,8 +157,8 @@ let reorderDue = false;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
 /**
- * The source's rows above the watermark read for questions of pages, every one up to
- * `unindexedUpTo`, oldest first; those the index appends are dropped (dropIndexed).
+ * The source's rows above the watermark read for questions of pages and summaries, every one
+ * up to `unindexedUpTo`, oldest first; those the index appends are dropped (dropIndexed).
  */
 let unindexed: UnindexedRow[] = [];
 let unindexedUpTo = 0;
@@ -191,7 +191,7 @@ let closing = false;
 const catchingUp = coalesced(() => (closing ? Promise.resolve() : appendNewRows()));
 const catchUp = catchingUp.run;
 
-/** Reads the rows above those read before (and above the watermark) for questions of pages, as catchUp for its caller. */
+/** Reads the rows above those read before (and above the watermark) for pages and summaries, as catchUp for its caller. */
 const readingUnindexed = coalesced(readUnindexed);
 
 try {
@@ -239,16 +239,16 @@ function answer(request: ColumnarRequest): void {
   const rowsOf: RowsOf = async (query) => (await statementResult(id, query)).getRows();
   const firstColumnOf: FirstColumnOf = async (query) => (await statementResult(id, query)).getColumns()[0] ?? [];
   const answering = (async (): Promise<ColumnarAnswer | undefined> => {
-    if (request.kind === 'page') {
+    if (request.kind === 'page' || request.kind === 'summary') {
       const { upTo, newer } = await unindexedFor(accountId, dataVersion);
       if (forgotten.has(id)) return undefined;
+      if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, newer, filters, request.groupBy, request.timeZone);
       return pageWithNewer(rowsOf, accountId, upTo, newer, filters, request.page);
     }
-    // An export's later batch reads up to its first's watermark; anything else waits for the
-    // rows as of its data version, and is not run if the service gave up on it meanwhile.
-    const upTo = request.kind === 'ids' && request.upTo !== undefined ? request.upTo : await caughtUpFor(accountId, dataVersion);
+    // An export's later batch reads up to its first's watermark; its first waits for the rows as
+    // of its data version, and is not run if the service gave up on it meanwhile.
+    const upTo = request.upTo ?? (await caughtUpFor(accountId, dataVersion));
     if (forgotten.has(id)) return undefined;
-    if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, filters, request.groupBy, request.timeZone);
     return idsAfter(firstColumnOf, accountId, upTo, filters, request.afterId, request.limit);
   })();
   const sent = answering.then(
@@ -587,9 +587,10 @@ async function page(rowsOf: RowsOf, accountId: number, upTo: number, filters: Fi
 }
 
 /**
- * The watermark to answer a question of a page at, and the account's rows above it that the
- * index does not hold yet: with them, its rows as of `dataVersion` at least. More rows above the
- * watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the index appends them.
+ * The watermark to answer a question of a page or a summary at, and the account's rows above it
+ * that the index does not hold yet: with them, its rows as of `dataVersion` at least. More rows
+ * above the watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the index appends
+ * them.
  */
 async function unindexedFor(accountId: number, dataVersion: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
   if (readAt.get(accountId) !== dataVersion) {
@@ -614,7 +615,7 @@ async function readUnindexed(): Promise<void> {
     return;
   }
   // A catch-up meanwhile may have moved the rows kept past some of these.
-  for (const row of read) if (Number(row[0]) > unindexedUpTo) unindexed.push(unindexedRowOf(row, columns, sourceLayout));
+  for (const row of read) if (Number(row[0]) > unindexedUpTo) unindexed.push(unindexedRowOf(row, columns, hashed, sourceLayout));
   unindexedUpTo = Math.max(unindexedUpTo, Number(read.at(-1)?.[0] ?? 0));
 }
 
@@ -659,16 +660,29 @@ async function caughtUpFor(accountId: number, dataVersion: number): Promise<numb
   return watermark;
 }
 
-/** The sums of the account's rows up to id `upTo` matching `filters`, by the keys of `groupBy` (none: one group of all). */
-async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+/**
+ * The sums of the account's rows matching `filters`, by the keys of `groupBy` (none: one group of
+ * all): those of the index up to id `upTo`, and `newer`, the rows above it that the index does not
+ * hold yet.
+ */
+async function summary(
+  rowsOf: RowsOf,
+  accountId: number,
+  upTo: number,
+  newer: UnindexedRow[],
+  filters: Filter[],
+  groupBy: string[],
+  timeZone: string,
+): Promise<SummaryRows> {
   const keys = groupBy.map((name): GroupKey => {
     if ((TIME_BUCKETS as readonly string[]).includes(name)) return { bucket: name as TimeBucket };
     const column = columns.find((candidate) => candidate.name === name);
     if (!column) throw new Error(`the index has no column ${name}`);
     return { column };
   });
-  const localTime = keys.some((key) => 'bucket' in key) ? await localTimeOver(rowsOf, accountId, upTo, timeZone) : NO_LOCAL_TIME;
-  const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime);
+  const beyond = newer.filter(rowMatcher(filters));
+  const localTime = keys.some((key) => 'bucket' in key) ? await localTimeOver(rowsOf, accountId, upTo, beyond, timeZone) : NO_LOCAL_TIME;
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime, beyond);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
   if (queries.totalsInGroups) {
     const groups = await run(queries.groups);
@@ -680,11 +694,14 @@ async function summary(rowsOf: RowsOf, accountId: number, upTo: number, filters:
 }
 
 /**
- * Local time in `timeZone` over the account's rows up to `upTo`: the zone's offsets from UTC in
- * the windows of time the rows lie in, and the span from the first window to the last.
+ * Local time in `timeZone` over the account's rows up to `upTo` and `beyond` (rows above it): the
+ * zone's offsets from UTC in the windows of time the rows lie in, and the span from the first
+ * window to the last.
  */
-async function localTimeOver(rowsOf: RowsOf, accountId: number, upTo: number, timeZone: string): Promise<LocalTime> {
-  const known = await windowsOf(rowsOf, accountId, upTo);
+async function localTimeOver(rowsOf: RowsOf, accountId: number, upTo: number, beyond: UnindexedRow[], timeZone: string): Promise<LocalTime> {
+  const indexed = await windowsOf(rowsOf, accountId, upTo);
+  const beyondWindows = beyond.map((row) => Math.floor((row.values.created_at as number) / WINDOW_SECONDS));
+  const known = beyondWindows.length === 0 ? indexed : [...new Set([...indexed, ...beyondWindows])].sort((a, b) => a - b);
   const windows = known.length > 0 ? known : [Math.floor(Date.now() / 1000 / WINDOW_SECONDS)];
   const key = `${timeZone} ${windows.join(' ')}`;
   let offsets = offsetsFound.get(key);

@@ -42,7 +42,7 @@ export interface ColumnarOptions {
   memoryLimit: string;
   /** DuckDB's threads. */
   threads: number;
-  /** How often the index appends the source's new rows; a summary or export after a write waits for them, a page reads them itself. */
+  /** How often the index appends the source's new rows; an export after a write waits for them, a page or a summary reads them itself. */
   pollMs: number;
   /** Added to the nice value of the index's process: all its work yields the processor to the service. */
   niceness: number;

@@ -1,3 +1,4 @@
+import { DOUBLE, UBIGINT, VARCHAR } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
@@ -5,6 +6,7 @@ import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
 import { isRanked, rankedColumn, rankSql } from './number-rank.js';
 import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
 import { type OffsetSpan, WINDOW_SECONDS } from './time-zones.js';
+import type { UnindexedRow } from './unindexed-rows.js';
 
 /**
  * The SQL of the columnar index (index-process.ts), built by pure functions so that the snapshots of
@@ -295,10 +297,12 @@ const TOTALS_OVER_GROUPS = [
 const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
 
 /**
- * A summary of the account's rows matching `filters`, up to `upTo`: `groups` (keys first, then
- * the measures, in key order, at most MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted
- * once, even when an array key puts it in several groups). Time buckets are of `created_at` in
- * local time, UTC plus `localTime`'s offsets (time-zones.ts): a day is the seller's day.
+ * A summary of the account's rows matching `filters`, up to `upTo`, and of `beyond`, rows above
+ * `upTo` that the index does not hold yet and that match the filters (unindexed-rows.ts), given
+ * as lists of their values: `groups` (keys first, then the measures, in key order, at most
+ * MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted once, even when an array key puts it in
+ * several groups). Time buckets are of `created_at` in local time, UTC plus `localTime`'s offsets
+ * (time-zones.ts), which must span `beyond`'s times too: a day is the seller's day.
  *
  * Where each row is in one group only (keys, and no array among them), each group also carries
  * the totals but the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one
@@ -312,8 +316,15 @@ export function summaryQueries(
   upTo: number,
   groupBy: GroupKey[],
   localTime: LocalTime,
+  beyond: UnindexedRow[] = [],
 ): { groups: DuckDbQuery; totals: DuckDbQuery; totalsInGroups: boolean } {
-  const matched = (params: BoundParams) => `WITH c AS (SELECT * FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)})`;
+  const matched = (params: BoundParams) => {
+    const indexed = `FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`;
+    if (beyond.length === 0) return `WITH c AS (SELECT * ${indexed})`;
+    const columns = summedColumns(groupBy);
+    const lists = columns.map(({ name, type }) => `unnest(${bindList(params, beyond.map(valueBeyond(name)), type)})`);
+    return `WITH c AS (SELECT ${columns.map(({ name }) => name).join(', ')} ${indexed} UNION ALL SELECT ${lists.join(', ')})`;
+  };
   const totalsInGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
   const totalsParams = new BoundParams(accountId, upTo);
   const totalsMeasures = totalsInGroups ? `count(DISTINCT c.${hashedColumn('email')})` : MEASURES;
@@ -335,8 +346,8 @@ export function summaryQueries(
     const { column } = key;
     if (!column.storage) return { sql: `c.${column.name}`, written: undefined };
     // Each element is a group; a row without elements is in the group of none (null).
-    const { table: elements, parentColumn, valueColumn } = column.storage;
-    joins.push(`LEFT JOIN ${elements} e${index} ON e${index}.${parentColumn} = c.id`);
+    const { parentColumn, valueColumn } = column.storage;
+    joins.push(`LEFT JOIN ${elementsOf(column, params, beyond)} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, written: undefined };
   });
   const groupSums = totalsInGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
@@ -347,6 +358,49 @@ export function summaryQueries(
   const totalsOnGroups = totalsInGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
   const sql = `${matched(params)}${tables.join('')}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
   return { groups: { sql, params }, totals, totalsInGroups };
+}
+
+/**
+ * The columns a summary reads of each row (its measures, its time and its keys), each with its
+ * type in the index: what the rows beyond the index's watermark are given as, beside its own.
+ */
+function summedColumns(groupBy: GroupKey[]): { name: string; type: string }[] {
+  const columns = [
+    { name: 'id', type: 'BIGINT' },
+    { name: 'created_at', type: 'BIGINT' },
+    { name: 'amount', type: 'DOUBLE' },
+    { name: 'tax_amount', type: 'DOUBLE' },
+    { name: 'shipping_amount', type: 'DOUBLE' },
+    { name: hashedColumn('email'), type: 'UBIGINT' },
+  ];
+  for (const key of groupBy) {
+    if ('column' in key && !key.column.storage && !columns.some(({ name }) => name === key.column.name)) {
+      columns.push({ name: key.column.name, type: duckDbType(key.column.type) });
+    }
+  }
+  return columns;
+}
+
+/** How a summed column's value is read from a row beyond the watermark: its hash for a hashed column. */
+function valueBeyond(name: string): (row: UnindexedRow) => number | string | bigint | null {
+  if (name === 'id') return (row) => row.id;
+  if (name === hashedColumn('email')) return (row) => row.hashes.email ?? null;
+  return (row) => row.values[name] as number | string | null;
+}
+
+/** An array column's elements table for a summary's join: the index's up to its watermark ($2), and those of the rows beyond it. */
+function elementsOf(column: FilterColumn, params: BoundParams, beyond: UnindexedRow[]): string {
+  const { table, parentColumn, valueColumn } = column.storage!;
+  if (beyond.length === 0) return table;
+  const pairs = beyond.flatMap((row) => [...new Set(row.values[column.name] as string[] | null)].map((element) => [row.id, element] as const));
+  const [ids, elements] = [pairs.map(([id]) => id), pairs.map(([, element]) => element)];
+  return `(SELECT ${parentColumn}, ${valueColumn} FROM ${table} WHERE ${parentColumn} <= $2::BIGINT UNION ALL SELECT unnest(${bindList(params, ids, 'BIGINT')}), unnest(${bindList(params, elements, 'VARCHAR')}))`;
+}
+
+/** Binds a list of values (nulls among them) as a parameter of type `type`[]; returns its placeholder. */
+function bindList(params: BoundParams, values: (number | string | bigint | null)[], type: string): string {
+  params.bindList(values, type === 'UBIGINT' ? UBIGINT : type === 'VARCHAR' ? VARCHAR : DOUBLE);
+  return `$${params.values.length}::${type}[]`;
 }
 
 /** The rows of a summary's groups that end with TOTALS_OVER_GROUPS (summaryQueries), as groups and totals, with `buyers` counted apart. */

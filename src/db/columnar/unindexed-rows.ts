@@ -1,13 +1,14 @@
+import { createHash } from 'node:crypto';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import type { Condition, Filter } from '../../filters/parse.js';
 import { stored } from './filters.js';
 import type { SourceLayout } from './protocol.js';
 
 /**
- * Rows of the source that the index has not appended yet, read for questions of a page while
- * rows keep arriving (a cart's notifications): a question then counts the index's rows up to
- * its watermark and matches these few in JavaScript, instead of waiting for a catch-up of its
- * own. What the index would hold of each is derived here as its indexing statements derive it
+ * Rows of the source that the index has not appended yet, read for questions of a page and for
+ * summaries while rows keep arriving (a cart's notifications): a question then counts (or sums)
+ * the index's rows up to its watermark and matches these few in JavaScript, instead of waiting
+ * for a catch-up of its own. What the index would hold of each is derived here as its indexing statements derive it
  * (queries.ts), and matched as its SQL matches (filters.ts); tests hold the two to the same
  * answers.
  */
@@ -21,6 +22,8 @@ export interface UnindexedRow {
   accountId: number;
   /** By column name. */
   values: Record<string, IndexedValue>;
+  /** The hash of each hashed column's value (hashOf), by the column's name; null when absent. */
+  hashes: Record<string, bigint | null>;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface UnindexedRow {
  * it. The document is an entry written from the resource's schema, so every value has its
  * column's type.
  */
-export function unindexedRowOf(row: unknown[], columns: FilterColumn[], layout: SourceLayout): UnindexedRow {
+export function unindexedRowOf(row: unknown[], columns: FilterColumn[], hashed: string[], layout: SourceLayout): UnindexedRow {
   const document = JSON.parse(row[2 + layout.rowColumns.length] as string) as Record<string, unknown>;
   const values: Record<string, IndexedValue> = {};
   for (const column of columns) {
@@ -36,7 +39,14 @@ export function unindexedRowOf(row: unknown[], columns: FilterColumn[], layout: 
     const value = at === -1 ? document[column.name] : row[2 + at];
     values[column.name] = indexedValue(column, value);
   }
-  return { id: Number(row[0]), accountId: Number(row[1]), values };
+  const hashes: Record<string, bigint | null> = {};
+  for (const name of hashed) hashes[name] = typeof document[name] === 'string' ? hashOf(document[name]) : null;
+  return { id: Number(row[0]), accountId: Number(row[1]), values, hashes };
+}
+
+/** A hashed column's value as the index's indexing statements hash it: the first 8 bytes of its SHA-256, as an unsigned big-endian number. */
+export function hashOf(text: string): bigint {
+  return createHash('sha256').update(text).digest().readBigUInt64BE(0);
 }
 
 function indexedValue(column: FilterColumn, value: unknown): IndexedValue {
