@@ -423,9 +423,11 @@ describeEachEngine('the columnar index process', (engine) => {
       assert.ok(building.rowsBehind >= 7_000, `rows behind as it opened: ${building.rowsBehind}`);
       const { total } = await untilAnswered(() => questions.page(id, 1, [], 1));
       assert.equal(total, 4_000);
-      // A summary waits for the index to hold every row (a page may be answered from the rows it has yet to append).
       const { totals } = await untilAnswered(() => questions.summary(id, 1, [], [], 'UTC'));
       assert.equal(totals[0], 4_000);
+      // An export's first batch waits for the index to hold every row (a page or a summary may be answered from the rows it has yet to append).
+      const { ids } = await untilAnswered(() => questions.idsAfter(id, 1, [], 0, undefined, 10_000));
+      assert.equal(ids.length, 4_000);
       assert.deepEqual(questions.status(), { state: 'ok', rowsBehind: 0 });
     } finally {
       await questions.close();
