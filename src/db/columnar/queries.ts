@@ -267,6 +267,7 @@ function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): Bucket
 /**
  * The sums of a summary, over the conversions of one group or of all. Money is summed as
  * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses, told apart by hash.
+ * The columns these read are those summedColumns gives the rows beyond the watermark.
  */
 const MEASURES = [
   'count(*)',
