@@ -44,6 +44,7 @@ import {
   type GroupKey,
 } from '../../src/db/columnar/queries.js';
 import { offsetSpans } from '../../src/db/columnar/time-zones.js';
+import type { UnindexedRow } from '../../src/db/columnar/unindexed-rows.js';
 import { postgresBulkText } from '../../src/db/postgres/database.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
 import { sqliteBulkText } from '../../src/db/sqlite/database.js';
@@ -419,6 +420,17 @@ export function columnarExamples(): ColumnarExample[] {
     const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's local time over 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
+  // A summary while rows arrive: two rows above the watermark, given as lists of their values.
+  const beyond: UnindexedRow[] = [50_001, 50_002].map((id) => ({
+    id,
+    accountId: ACCOUNT,
+    values: { created_at: 1_780_000_000 + id, amount: 19.99, tax_amount: 0, shipping_amount: null, utm_source: 'facebook', tracking_codes: ['tc-1', 'tc-2'] },
+    hashes: { email: 1234567890123456789n },
+  }));
+  const noLocalTime = { offsets: [], from: 0, to: 0 };
+  const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters('utm_source=facebook'), 50_000, [column('tracking_codes')], noLocalTime, beyond);
+  const call = `summaryQueries("${table}", ${ACCOUNT}, "utm_source=facebook", upTo, "tracking_codes", no local time, two rows beyond upTo)`;
+  examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   return examples;
 }
 

@@ -210,3 +210,15 @@ LIMIT 10001;
 WITH c AS (SELECT * FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR)
 SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
 FROM c;
+
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", no local time, two rows beyond upTo).groups
+WITH c AS (SELECT id, created_at, amount, tax_amount, shipping_amount, email_hash FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $5::VARCHAR UNION ALL SELECT unnest($6::BIGINT[]), unnest($7::BIGINT[]), unnest($8::DOUBLE[]), unnest($9::DOUBLE[]), unnest($10::DOUBLE[]), unnest($11::UBIGINT[])), g AS (SELECT e0.code AS k0, count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash) FROM c LEFT JOIN (SELECT conversion_id, code FROM conversion_tracking_codes WHERE conversion_id <= $2::BIGINT UNION ALL SELECT unnest($3::BIGINT[]), unnest($4::VARCHAR[])) e0 ON e0.conversion_id = c.id GROUP BY ALL)
+SELECT k0, * EXCLUDE (k0)
+FROM g
+ORDER BY k0 NULLS LAST
+LIMIT 10001;
+
+-- summaryQueries("conversions", 1, "utm_source=facebook", upTo, "tracking_codes", no local time, two rows beyond upTo).totals
+WITH c AS (SELECT id, created_at, amount, tax_amount, shipping_amount, email_hash FROM conversions WHERE id <= $2::BIGINT AND account_id = $1::BIGINT AND utm_source = $3::VARCHAR UNION ALL SELECT unnest($4::BIGINT[]), unnest($5::BIGINT[]), unnest($6::DOUBLE[]), unnest($7::DOUBLE[]), unnest($8::DOUBLE[]), unnest($9::UBIGINT[]))
+SELECT count(*), coalesce(round(sum(c.amount), 2), 0), coalesce(round(sum(c.tax_amount), 2), 0), coalesce(round(sum(c.shipping_amount), 2), 0), round(avg(c.amount), 2), count(DISTINCT c.email_hash)
+FROM c;
