@@ -74,12 +74,6 @@ export class BoundParams {
     for (const value of values) this.bind(value);
   }
 
-  /** Adds a list of `elementType`, nulls among its values, as a parameter; its number is the length of `values`. */
-  bindList(values: (number | string | bigint | null)[], elementType: DuckDBType): void {
-    this.values.push(listValue(values));
-    this.types.push(LIST(elementType));
-  }
-
   /** Adds a parameter; its number is the length of `values`. */
   bind(value: number | string | (number | string)[]): void {
     const typeOf = (item: number | string) => (typeof item === 'number' ? DOUBLE : VARCHAR);
