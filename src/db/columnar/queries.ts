@@ -299,7 +299,7 @@ const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
 /**
  * A summary of the account's rows matching `filters`, up to `upTo`, and of `beyond`, rows above
  * `upTo` that the index does not hold yet and that match the filters (unindexed-rows.ts), given
- * as lists of their values: `groups` (keys first, then the measures, in key order, at most
+ * as one JSON text of their values: `groups` (keys first, then the measures, in key order, at most
  * MAX_SUMMARY_GROUPS + 1) and `totals` (each row counted once, even when an array key puts it in
  * several groups). Time buckets are of `created_at` in local time, UTC plus `localTime`'s offsets
  * (time-zones.ts), which must span `beyond`'s times too: a day is the seller's day.
