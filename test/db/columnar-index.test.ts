@@ -835,21 +835,30 @@ function indexAppendingWhenAsked(database: TestDatabase): ColumnarIndex & { catc
   return Object.assign(index, { catchUp: (accountId: number, dataVersion: number) => index.idsAfter(accountId, dataVersion, [], 0, undefined, 1) });
 }
 
+/**
+ * Two accounts, `mine` and `theirs`, and a way to import into either that keeps what `mine` holds
+ * and counts the data version up with each import, as the service does.
+ */
+async function twoAccounts(database: TestDatabase) {
+  const accounts = new AccountService(database.db);
+  const mine = await accounts.findOrCreateAccount('mine');
+  const theirs = await accounts.findOrCreateAccount('theirs');
+  const imported: Conversion[] = [];
+  let version = 0;
+  const importInto = async (accountId: number, batch: Conversion[]) => {
+    await insertConversions(database, accountId, batch);
+    if (accountId === mine.id) imported.push(...batch);
+    version++;
+  };
+  return { mine, theirs, imported, importInto, dataVersion: () => version };
+}
+
 describeEachEngine('rows the index has not appended yet', (engine) => {
   test('are counted and listed by questions of a page, on pages across the last indexed row, in their own account only', async () => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
-      const accounts = new AccountService(database.db);
-      const mine = await accounts.findOrCreateAccount('mine');
-      const theirs = await accounts.findOrCreateAccount('theirs');
-      const imported: Conversion[] = [];
-      let dataVersion = 0;
-      const importInto = async (accountId: number, batch: Conversion[]) => {
-        await insertConversions(database, accountId, batch);
-        if (accountId === mine.id) imported.push(...batch);
-        dataVersion++;
-      };
+      const { mine, theirs, imported, importInto, dataVersion } = await twoAccounts(database);
       const assertPages = async () => {
         const ids = new Map(
           (await database.db.selectFrom('conversions').select(['id', 'receipt']).where('account_id', '=', mine.id).execute()).map((row) => [
@@ -862,7 +871,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
           const expected = imported.filter(matches).map((record) => ids.get(record.receipt)!);
           const listed: number[] = [];
           for (let page = 1; page <= Math.ceil(expected.length / 100) + 1; page++) {
-            const answer = await index.page(mine.id, dataVersion, filters, page);
+            const answer = await index.page(mine.id, dataVersion(), filters, page);
             assert.equal(answer.total, expected.length, `total of ${query || 'everything'}, page ${page}`);
             listed.push(...answer.ids);
           }
@@ -871,7 +880,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       };
 
       await importInto(mine.id, records(230, 41));
-      await index.catchUp(mine.id, dataVersion);
+      await index.catchUp(mine.id, dataVersion());
       await assertPages();
       // Above the watermark now: rows of this account, interleaved with another's.
       for (const seed of [42, 43, 44]) {
@@ -894,16 +903,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
-      const accounts = new AccountService(database.db);
-      const mine = await accounts.findOrCreateAccount('mine');
-      const theirs = await accounts.findOrCreateAccount('theirs');
-      const imported: Conversion[] = [];
-      let dataVersion = 0;
-      const importInto = async (accountId: number, batch: Conversion[]) => {
-        await insertConversions(database, accountId, batch);
-        if (accountId === mine.id) imported.push(...batch);
-        dataVersion++;
-      };
+      const { mine, theirs, imported, importInto, dataVersion } = await twoAccounts(database);
       const summaries: { query: string; groupBy: string[]; timeZone: string }[] = [
         { query: '', groupBy: [], timeZone: 'UTC' },
         { query: '', groupBy: ['month', 'cart_integration'], timeZone: 'America/New_York' },
@@ -915,18 +915,18 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       const summarise = () =>
         Promise.all(
           summaries.map(({ query, groupBy, timeZone }) =>
-            index.summary(mine.id, dataVersion, parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []), groupBy, timeZone),
+            index.summary(mine.id, dataVersion(), parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []), groupBy, timeZone),
           ),
         );
 
       await importInto(mine.id, records(300, 51));
-      await index.catchUp(mine.id, dataVersion);
+      await index.catchUp(mine.id, dataVersion());
       // Rows above the watermark, of this account and another, one of them dated outside every window before.
       await importInto(mine.id, [...records(80, 52), conversionRecord({ receipt: 'LATE-1', created_at: '2031-07-04T23:30:00Z', amount: 12.34 })]);
       await importInto(theirs.id, records(60, 53));
       const beyondTheWatermark = await summarise();
       assert.equal(beyondTheWatermark[0]!.totals[0], imported.length, 'every row of the account is summed, the index holding only some');
-      await index.catchUp(mine.id, dataVersion);
+      await index.catchUp(mine.id, dataVersion());
       const caughtUp = await summarise();
       for (const [at, { query, groupBy }] of summaries.entries()) {
         assert.deepEqual(beyondTheWatermark[at], caughtUp[at], `${query || 'everything'} by ${groupBy.join(',') || 'nothing'}`);
