@@ -14,9 +14,9 @@
  * conversions; with --summaries, also a summary of a new quarter by day and source once a second,
  * as a dashboard open on the account would ask. The same stream runs --warmup seconds first,
  * unmeasured, as the list benchmarks warm up: a service just started spends its first seconds of
- * a new kind of work compiling its code (docs/performance.md). It then checks that every acknowledged notification is a cart event
- * and a conversion, and prints the rates and latencies beside the targets, the slowest question,
- * and how the service's core was split meanwhile. --cpu-prof writes the service's CPU profiles
+ * a new kind of work compiling its code (docs/performance.md). It then checks that every
+ * acknowledged notification is a cart event and a conversion, and prints the rates and latencies
+ * beside the targets, the slowest question, and how the service's core was split meanwhile. --cpu-prof writes the service's CPU profiles
  * (each thread's) into DIR, for Chrome's DevTools or speedscope.
  */
 import type { ChildProcess } from 'node:child_process';

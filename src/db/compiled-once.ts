@@ -59,7 +59,7 @@ export class CompiledOnce {
 
 /**
  * A multi-row insert's columns (the first row's) and parameters (each row's values in their
- * order, null where a row has none), for a statement built once from `count` rows of those columns.
+ * order, null where a row has none), for a statement built once per number of rows and columns.
  */
 export function insertParameters<Row extends object>(rows: Row[]): { columns: (keyof Row)[]; parameters: unknown[] } {
   const columns = Object.keys(rows[0]!) as (keyof Row)[];

@@ -318,14 +318,15 @@ export function summaryQueries(
   localTime: LocalTime,
   beyond: UnindexedRow[] = [],
 ): { groups: DuckDbQuery; totals: DuckDbQuery; totalsInGroups: boolean } {
+  // The rows beyond, made into their lists' text once for both statements.
+  const columns = summedColumns(groupBy);
+  const names = columns.map(({ name }) => name);
+  const beyondText = beyond.length === 0 ? '' : JSON.stringify(Object.fromEntries(columns.map(({ name }) => [name, beyond.map(valueBeyond(name))])));
+  const structure = Object.fromEntries(columns.map(({ name, type }) => [name, [type] as [string]]));
   const matched = (params: BoundParams) => {
     const indexed = `FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`;
     if (beyond.length === 0) return `WITH c AS (SELECT * ${indexed})`;
-    const columns = summedColumns(groupBy);
-    const names = columns.map(({ name }) => name);
-    const lists = Object.fromEntries(columns.map(({ name }) => [name, beyond.map(valueBeyond(name))]));
-    const structure = Object.fromEntries(columns.map(({ name, type }) => [name, [type] as [string]]));
-    return `WITH c AS (SELECT ${names.join(', ')} ${indexed} UNION ALL SELECT ${names.map((name) => `unnest(b.${name})`).join(', ')} FROM (SELECT ${listsOf(params, lists, structure)} AS b))`;
+    return `WITH c AS (SELECT ${names.join(', ')} ${indexed} UNION ALL SELECT ${names.map((name) => `unnest(b.${name})`).join(', ')} FROM (SELECT ${listsOf(params, beyondText, structure)} AS b))`;
   };
   const totalsInGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
   const totalsParams = new BoundParams(accountId, upTo);
@@ -395,18 +396,18 @@ function elementsOf(column: FilterColumn, params: BoundParams, beyond: Unindexed
   const { table, parentColumn, valueColumn } = column.storage!;
   if (beyond.length === 0) return table;
   const pairs = beyond.flatMap((row) => [...new Set(row.values[column.name] as string[] | null)].map((element) => [row.id, element] as const));
-  const lists = { ids: pairs.map(([id]) => id), elements: pairs.map(([, element]) => element) };
+  const lists = JSON.stringify({ ids: pairs.map(([id]) => id), elements: pairs.map(([, element]) => element) });
   const elements = listsOf(params, lists, { ids: ['BIGINT'], elements: ['VARCHAR'] });
   return `(SELECT ${parentColumn}, ${valueColumn} FROM ${table} WHERE ${parentColumn} <= $2::BIGINT UNION ALL SELECT unnest(e.ids), unnest(e.elements) FROM (SELECT ${elements} AS e))`;
 }
 
 /**
- * Lists of values, bound as one JSON text and read back by DuckDB as a struct of typed lists
- * (`structure`, a list type a name): one parameter of text binds and plans faster than a list
- * parameter a column, whose every value is bound on its own.
+ * Lists of values, bound as one JSON text (an object of a list a name) and read back by DuckDB as
+ * a struct of typed lists (`structure`, a list type a name): one parameter of text binds and
+ * plans faster than a list parameter a column, whose every value is bound on its own.
  */
-function listsOf(params: BoundParams, lists: Record<string, unknown[]>, structure: Record<string, [string]>): string {
-  params.bind(JSON.stringify(lists));
+function listsOf(params: BoundParams, listsText: string, structure: Record<string, [string]>): string {
+  params.bind(listsText);
   return jsonTransform(structure, `$${params.values.length}::VARCHAR`);
 }
 
