@@ -203,9 +203,9 @@ program
     return withDatabase(async (database, config) => {
       const { db } = database;
       const { id } = await new AccountService(db).ensureAccount(account);
-      const records = (function* (): Generator<SourceRecord> {
+      const records = (function* (): Generator<SourceRecord[]> {
         let line = 0;
-        for (const value of syntheticConversions(conversions)) yield { line: ++line, record: { value } };
+        for (const value of syntheticConversions(conversions)) yield [{ line: ++line, record: { value } }];
       })();
       const progress = new ProgressReport({
         print: (line) => console.error(line),

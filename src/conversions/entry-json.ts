@@ -1,17 +1,17 @@
 import fastJson from 'fast-json-stringify';
 import { withoutNull } from '../filters/catalogue.js';
-import { formatTimestamp } from '../filters/timestamps.js';
+import { canonicalTimestamp } from '../filters/timestamps.js';
 import { ConversionEntry } from './schema.js';
 
-// The entry's fields after its id and time, which the database and the import give: each
-// written by its type, null when left out (an array empty), in the schema's order. Compiled once
-// (fast-json-stringify): building the text field by field took twice as long, a third of an
-// import's time on the command line.
-const { id: _id, created_at: _createdAt, ...FIELDS_AFTER_TIME } = ConversionEntry.properties;
-const writeFieldsAfterTime = fastJson({
+// The entry's fields but its id, which the database gives: each written by its type, null when
+// left out (an array empty), in the schema's order. Compiled once (fast-json-stringify):
+// building the text field by field took twice as long, a third of an import's time on the
+// command line.
+const { id: _id, ...FIELDS_BUT_ID } = ConversionEntry.properties;
+const writeFieldsButId = fastJson({
   type: 'object',
   properties: Object.fromEntries(
-    Object.entries(FIELDS_AFTER_TIME).map(([name, property]) => {
+    Object.entries(FIELDS_BUT_ID).map(([name, property]) => {
       const schema = withoutNull(property);
       return [name, schema.type === 'array' ? { type: 'array', items: schema.items, default: [] } : { type: [schema.type, 'null'], default: null }];
     }),
@@ -28,7 +28,7 @@ const writeFieldsAfterTime = fastJson({
  * them, reads it alike.
  */
 export function entryJsonOf(record: Readonly<Record<string, unknown>>, createdAt: number): string {
-  const json = `{"created_at":"${formatTimestamp(createdAt)}",${writeFieldsAfterTime(record).slice(1)}`;
+  const json = writeFieldsButId({ ...record, created_at: canonicalTimestamp(record.created_at, createdAt) });
   // Lone surrogates (half of a character) are written as \udxxx; such text is made whole, each
   // half replaced by U+FFFD, as SQLite and PostgreSQL store it anyway.
   return json.includes('\\ud') ? wellFormedJson(json) : json;

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
-import split2 from 'split2';
 import { AccountRepository } from '../accounts/repository.js';
 import type { Database } from '../db/database.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
@@ -113,7 +112,7 @@ export async function openSource(path: string): Promise<ImportSource> {
 export async function importConversions(
   database: Pick<Database, 'db' | 'serializeConversionWrites'>,
   account: ImportAccount,
-  records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
+  records: RecordBatches,
   options: ImportOptions,
 ): Promise<ImportResult> {
   // The account is made before the import's transaction, which writes nothing but conversions
@@ -134,7 +133,7 @@ export async function importConversions(
 function importInTransaction(
   { db, serializeConversionWrites }: Pick<Database, 'db' | 'serializeConversionWrites'>,
   accountId: number,
-  records: AsyncIterable<SourceRecord> | Iterable<SourceRecord>,
+  batches: RecordBatches,
   options: ImportOptions,
 ): Promise<ImportResult> {
   return db.transaction().execute(async (trx) => {
@@ -161,18 +160,20 @@ function importInTransaction(
     };
 
     options.onProgress?.({ phase: 'reading', rows: 0 });
-    for await (const { line, record } of records) {
-      result.read += 1;
-      const checked = 'problems' in record ? record : validateConversion(record.value);
-      if ('problems' in checked) {
-        badLines += 1;
-        for (const reason of checked.problems) options.onProblem({ line, reason });
-      } else if (badLines === 0) {
-        if (checked.ignoredId) result.ignoredIds += 1;
-        batch.push(checked.row);
-        if (batch.length >= BATCH_SIZE) await flush();
+    for await (const records of batches) {
+      for (const { line, record } of records) {
+        result.read += 1;
+        const checked = 'problems' in record ? record : validateConversion(record.value);
+        if ('problems' in checked) {
+          badLines += 1;
+          for (const reason of checked.problems) options.onProblem({ line, reason });
+        } else if (badLines === 0) {
+          if (checked.ignoredId) result.ignoredIds += 1;
+          batch.push(checked.row);
+          if (batch.length >= BATCH_SIZE) await flush();
+        }
+        if (result.read % PROGRESS_EVERY === 0) options.onProgress?.({ phase: 'reading', rows: result.read });
       }
-      if (result.read % PROGRESS_EVERY === 0) options.onProgress?.({ phase: 'reading', rows: result.read });
     }
     if (badLines === 0) await flush();
     await inserting;
@@ -187,35 +188,56 @@ function importInTransaction(
 /** One record of an input, by the line it came from, or the problems that kept it from being read. */
 export type SourceRecord = { line: number; record: { value: unknown } | { problems: string[] } };
 
-export function readRecords(input: Readable, format: ImportFormat): AsyncIterable<SourceRecord> {
+/**
+ * An input's records, in batches as they are read (an NDJSON file's a chunk of the file at a
+ * time): a batch of records is one step of an async iteration where a record each took as long
+ * as reading the record.
+ */
+export type RecordBatches = AsyncIterable<readonly SourceRecord[]> | Iterable<readonly SourceRecord[]>;
+
+export function readRecords(input: Readable, format: ImportFormat): AsyncIterable<readonly SourceRecord[]> {
   return format === 'csv' ? csvRecords(input) : ndjsonRecords(input);
 }
 
-async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord> {
+async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
   let line = 0;
-  const tooLong = () =>
-    new Error(`line ${line + 1} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
-  // split2 stops reading when a line outgrows the limit across chunks; a chunk holding all of one is checked here.
-  // pipeline, not pipe: an input that fails as it is read (a disk error, a closed pipe) ends the
-  // records with its error, instead of an 'error' event no one listens to, which ends the process.
-  const lines = pipeline(input, split2({ maxLength: MAX_LINE_LENGTH }), () => {});
-  try {
-    for await (const text of lines) {
-      if (text.length > MAX_LINE_LENGTH) throw tooLong();
+  // The text after the last newline read so far: the start of the next line.
+  let partial = '';
+  const tooLong = (number: number) =>
+    new Error(`line ${number} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
+  // An input that fails as it is read (a disk error, a closed pipe) ends the records with its error.
+  input.setEncoding('utf8');
+  for await (const chunk of input as AsyncIterable<string>) {
+    const text = partial + chunk;
+    const records: SourceRecord[] = [];
+    let start = 0;
+    for (let end = text.indexOf('\n', start); end >= 0; end = text.indexOf('\n', start)) {
       line += 1;
-      if (text.trim() === '') continue;
-      try {
-        yield { line, record: { value: JSON.parse(text) } };
-      } catch {
-        yield { line, record: { problems: ['the line is not valid JSON: NDJSON holds one JSON object a line'] } };
-      }
+      if (end - start > MAX_LINE_LENGTH) throw tooLong(line);
+      const record = ndjsonRecord(text.slice(start, end), line);
+      if (record) records.push(record);
+      start = end + 1;
     }
-  } catch (error) {
-    throw (error as Error).message === 'maximum buffer reached' ? tooLong() : error;
+    partial = text.slice(start);
+    // A longer line is not read into memory to its end.
+    if (partial.length > MAX_LINE_LENGTH) throw tooLong(line + 1);
+    if (records.length > 0) yield records;
+  }
+  const last = ndjsonRecord(partial, line + 1);
+  if (last) yield [last];
+}
+
+/** The record of one line of NDJSON; undefined for a blank line. */
+function ndjsonRecord(text: string, line: number): SourceRecord | undefined {
+  if (text.trim() === '') return undefined;
+  try {
+    return { line, record: { value: JSON.parse(text) } };
+  } catch {
+    return { line, record: { problems: ['the line is not valid JSON: NDJSON holds one JSON object a line'] } };
   }
 }
 
-async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
+async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
   const parser = pipeline(
     input,
     parseCsv({
@@ -237,6 +259,6 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
   );
   for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     const converted = fromCsvRecord(record);
-    yield { line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } };
+    yield [{ line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } }];
   }
 }

@@ -54,13 +54,22 @@ export function validateConversion(record: unknown): ValidationResult {
   const input = record as Record<string, any>;
   const createdAt = typeof input.created_at === 'string' ? parseTimestamp(input.created_at) : undefined;
   if (typeof input.created_at === 'string' && createdAt === undefined) problems.push(mustBe('created_at'));
-  for (const [name, value] of Object.entries(input)) {
+  for (const name in input) {
     if (name === IGNORED_FIELD) continue;
-    const problem = Array.isArray(value) ? value.map(textProblem).find((found) => found !== undefined) : textProblem(value);
+    const value: unknown = input[name];
+    const problem = Array.isArray(value) ? firstTextProblem(value) : textProblem(value);
     if (problem) problems.push(Array.isArray(value) ? `every value of ${name} ${problem}` : `${name} ${problem}`);
   }
   if (problems.length > 0) return { problems: [...new Set(problems)] };
   return { row: toRow(input, createdAt!), ignoredId: input[IGNORED_FIELD] !== undefined };
+}
+
+function firstTextProblem(values: unknown[]): string | undefined {
+  for (const value of values) {
+    const problem = textProblem(value);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** What keeps a text value (or a tracking code) out of the database, if anything. */

@@ -41,6 +41,18 @@ export function formatTimestamp(epochSeconds: number): string {
   return new Date(epochSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+// How formatTimestamp writes every time of years 1 to 9999.
+const FORMATTED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+/**
+ * A time as formatTimestamp writes it, given as its text and the epoch seconds parsed from that
+ * text: the text itself when it is already so written, as an import's times mostly are, which
+ * spares writing it again.
+ */
+export function canonicalTimestamp(text: unknown, epochSeconds: number): string {
+  return typeof text === 'string' && FORMATTED.test(text) ? text : formatTimestamp(epochSeconds);
+}
+
 function utcSeconds(y: number, mo: number, d: number, h: number, mi: number, s: number): number | undefined {
   if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;
   const date = new Date(0);

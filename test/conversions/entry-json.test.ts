@@ -4,6 +4,7 @@ import { Value } from 'typebox/value';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { entryJsonOf } from '../../src/conversions/entry-json.js';
 import { ConversionEntry } from '../../src/conversions/schema.js';
+import { parseTimestamp } from '../../src/filters/timestamps.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine, freshDatabase } from '../helpers/database.js';
 import { conversionRecord, insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
@@ -45,6 +46,26 @@ test('an entry is written with fields left out as null or empty, products in the
   Object.assign(expected, { created_at: '2026-09-21T14:13:20Z', cart_integration: 'clickbank', receipt: 'R-1' });
   expected.products = [{ sku: 'S-1', price: 9.5, qty: 2 }];
   assert.equal(json, JSON.stringify(expected));
+});
+
+test('an entry holds its time in UTC to the second, however the record wrote it', () => {
+  for (const written of [
+    '2026-09-21T14:13:20Z',
+    '2026-09-21T16:13:20+02:00',
+    '2026-09-21T09:13:20-05:00',
+    '2026-09-21t14:13:20z',
+    '2026-09-21T14:13:20.999Z',
+    '2026-09-21 14:13:20',
+    '2026-09-21T14:13:20',
+  ]) {
+    const json = entryJsonOf({ created_at: written, cart_integration: 'clickbank', receipt: 'R-1' }, parseTimestamp(written)!);
+    assert.equal(JSON.parse(json).created_at, '2026-09-21T14:13:20Z', written);
+  }
+  assert.equal(
+    JSON.parse(entryJsonOf({ created_at: '0099-01-02T03:04:05Z', cart_integration: 'clickbank', receipt: 'R-1' }, parseTimestamp('0099-01-02T03:04:05Z')!))
+      .created_at,
+    '0099-01-02T03:04:05Z',
+  );
 });
 
 describeEachEngine('conversion entries as stored JSON', (engine) => {

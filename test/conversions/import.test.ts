@@ -6,7 +6,7 @@ import { Readable, type Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem } from '../../src/conversions/import.js';
+import { ImportRejected, importConversions, readRecords, type ImportFormat, type LineProblem, type SourceRecord } from '../../src/conversions/import.js';
 import { accountWithKey, startTestApp, type TestContext } from '../helpers/app.js';
 import { describeEachEngine, tempDir } from '../helpers/database.js';
 import { CONVERSION_FIELDS, conversionRecord, variedText } from '../helpers/fixtures.js';
@@ -472,6 +472,27 @@ test('an input that fails as it is read ends the records with its error, not the
     };
     await assert.rejects(read(), /EIO: i\/o error, read/, format);
   }
+});
+
+test('NDJSON lines are read whole, each with its line number, however the input is cut into chunks', async () => {
+  // Blank lines count, a CRLF ends a line as a LF does, characters of several bytes, and a last line without its newline.
+  const text = '{"a":"Zoë"}\r\n\n{"b":"😀"}\n   \nnot json\n{"c":[1,2]}';
+  const expected = [
+    { line: 1, record: { value: { a: 'Zoë' } } },
+    { line: 3, record: { value: { b: '😀' } } },
+    { line: 5, record: { problems: ['the line is not valid JSON: NDJSON holds one JSON object a line'] } },
+    { line: 6, record: { value: { c: [1, 2] } } },
+  ];
+  const bytes = Buffer.from(text);
+  const readAll = async (chunks: Buffer[]) => {
+    const records: SourceRecord[] = [];
+    for await (const batch of readRecords(Readable.from(chunks), 'ndjson')) records.push(...batch);
+    return records;
+  };
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    assert.deepEqual(await readAll([bytes.subarray(0, cut), bytes.subarray(cut)]), expected, `cut at byte ${cut}`);
+  }
+  assert.deepEqual(await readAll([...bytes].map((byte) => Buffer.from([byte]))), expected, 'a byte a chunk');
 });
 
 /** One bad field per case; each case's reason must name the field. */

@@ -55,7 +55,7 @@ export async function insertConversions(database: Database, accountId: number, v
   const records: SourceRecord[] = values.map((value, index) => ({ line: index + 1, record: { value } }));
   const problems: string[] = [];
   const options = { onProblem: (p: LineProblem) => problems.push(`${p.line}: ${p.reason}`) };
-  await importConversions(database, accountId, records, options).catch((error) => {
+  await importConversions(database, accountId, [records], options).catch((error) => {
     throw new Error(`${error.message}\n${problems.join('\n')}`);
   });
 }
