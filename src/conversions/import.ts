@@ -189,9 +189,8 @@ function importInTransaction(
 export type SourceRecord = { line: number; record: { value: unknown } | { problems: string[] } };
 
 /**
- * An input's records, in batches as they are read (an NDJSON file's a chunk of the file at a
- * time): a batch of records is one step of an async iteration where a record each took as long
- * as reading the record.
+ * An input's records in batches, as they are read (an NDJSON file's, a chunk of the file at a
+ * time): an async step for each record cost about as much as parsing it.
  */
 export type RecordBatches = AsyncIterable<readonly SourceRecord[]> | Iterable<readonly SourceRecord[]>;
 

@@ -21,8 +21,9 @@ export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /**
  * The page size of a new conversions file. A conversion's row holds its entry, about a kilobyte
  * of JSON: with pages of 16 KiB instead of SQLite's 4 KiB an import spends less in the B-trees
- * and writes, and checkpoints, fewer frames (docs/performance.md). SQLite sets a file's page
- * size when it first writes it; an existing file keeps its own.
+ * and writes, and checkpoints, fewer frames; a commit of a few rows (a cart notification's)
+ * writes larger ones (both measured in docs/performance.md). SQLite sets a file's page size
+ * when it first writes it; an existing file keeps its own.
  */
 export const CONVERSIONS_PAGE_SIZE = 16 * 1024;
 
