@@ -16,8 +16,9 @@
  * unmeasured, as the list benchmarks warm up: a service just started spends its first seconds of
  * a new kind of work compiling its code (docs/performance.md). It then checks that every
  * acknowledged notification is a cart event and a conversion, and prints the rates and latencies
- * beside the targets, the slowest question, and how the service's core was split meanwhile. --cpu-prof writes the service's CPU profiles
- * (each thread's) into DIR, for Chrome's DevTools or speedscope.
+ * beside the targets, the slowest question, and how the service's core was split meanwhile.
+ * --cpu-prof writes the service's CPU profiles (each thread's) into DIR, for Chrome's DevTools or
+ * speedscope.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';

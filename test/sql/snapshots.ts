@@ -420,7 +420,7 @@ export function columnarExamples(): ColumnarExample[] {
     const call = `summaryQueries("${table}", ${ACCOUNT}, ${JSON.stringify(query)}, upTo, "${shownKeys}", New York's local time over 2026)`;
     examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
   }
-  // A summary while rows arrive: two rows above the watermark, given as lists of their values.
+  // A summary while rows arrive: two rows above the watermark, which reach the statement as one JSON text.
   const beyond: UnindexedRow[] = [50_001, 50_002].map((id) => ({
     id,
     accountId: ACCOUNT,
