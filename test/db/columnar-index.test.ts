@@ -940,4 +940,31 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       await database.close();
     }
   });
+
+  test("a summary's totals, shared by every grouping of its filters, count the buyers of rows indexed after them", async () => {
+    const database = await freshDatabase(engine);
+    const index = indexAppendingWhenAsked(database);
+    try {
+      const { mine, imported, importInto, dataVersion } = await twoAccounts(database);
+      const filters = parseFilters({ utm_source: 'facebook' }, conversionCatalogue, []);
+      const buyersBy = async (groupBy: string[], timeZone: string) => (await index.summary(mine.id, dataVersion(), filters, groupBy, timeZone)).totals.at(-1);
+      const expectedBuyers = () => new Set(imported.filter((record) => record.utm_source === 'facebook').map((record) => record.email)).size;
+
+      await importInto(mine.id, records(200, 61));
+      await index.catchUp(mine.id, dataVersion());
+      assert.equal(await buyersBy(['day'], 'UTC'), expectedBuyers());
+      assert.equal(await buyersBy(['week', 'cart_integration'], 'America/New_York'), expectedBuyers(), 'another grouping, the same totals');
+      // New buyers, indexed before the next summary: its watermark is another.
+      await importInto(
+        mine.id,
+        ['first@example.com', 'second@example.com'].map((email, at) => conversionRecord({ receipt: `NEW-BUYER-${at}`, utm_source: 'facebook', email })),
+      );
+      await index.catchUp(mine.id, dataVersion());
+      assert.equal(await buyersBy(['month'], 'Europe/Berlin'), expectedBuyers());
+      assert.equal(await buyersBy(['day'], 'UTC'), expectedBuyers(), 'a grouping asked before');
+    } finally {
+      await index.close();
+      await database.close();
+    }
+  });
 });
