@@ -145,8 +145,8 @@ const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
 /**
  * Summaries' totals by account, filters and watermark; the latest few kept. Every grouping and
  * time zone of the same filters shares them (a report asks one filter by day, by source, by
- * cart), and rows arriving above the watermark leave them as they are. Counting distinct buyers
- * is about a third of a summary of everything (docs/performance.md).
+ * cart), and rows arriving above the watermark leave them as they are. They are a statement of
+ * their own: distinct buyers are counted over every matching row, since no sum of groups gives them.
  */
 const totalsFound = new LRUCache<string, (number | null)[]>({ max: 100 });
 // The local time given to a summary without a time bucket, which uses none.

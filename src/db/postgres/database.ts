@@ -132,10 +132,9 @@ function keepingMarkedStatementsPrepared(pool: pg.Pool): PostgresPool {
 
 /**
  * A statement's answer, taken from pg's callback rather than from the promise pg returns when
- * given none. Measured on an export of a million conversions, 2,000 rows a statement: through
- * pg's promise, some 4 MB of each scavenge's survivors went on to V8's old space, which grew by
- * 130 MB between full collections, and the service's RSS by 212 MiB; through the callback the
- * scavenges left almost nothing behind, and RSS grew by 96 MiB (docs/performance.md).
+ * given none. Through pg's promise, the rows of an export's statements outlived the scavenges
+ * that should have freed them and filled V8's old space, which doubled the service's memory
+ * growth during an export; through the callback they did not (docs/performance.md).
  */
 function answerOf(client: pg.PoolClient, query: pg.QueryConfig): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
