@@ -3,9 +3,8 @@
  * summaries of everything by month and cart, each in a new time zone (the first counts the
  * buyers the others share); summaries of a quarter by day and source, each quarter new; and the
  * export of every conversion as NDJSON, read as fast as this process can, with the server's
- * memory sampled meanwhile. Answers are checked: a
- * summary's total against the list's totalEntries for the same filters, the export's line count
- * against the conversions imported.
+ * memory sampled meanwhile. Answers are checked: a summary's total against the list's
+ * totalEntries for the same filters, the export's line count against the conversions imported.
  */
 import { seededRandom } from '../src/conversions/synthetic.js';
 import { BenchFailure, memoryMiB } from './service.js';
