@@ -232,7 +232,7 @@ export class CartService {
       // Ids become visible in ascending order: the columnar index catches up by id.
       await this.database.serializeConversionWrites(trx);
       const carts = new CartRepository(trx);
-      const conversions = new ConversionRepository(trx);
+      const conversions = new ConversionRepository(trx, this.database);
       const keyOf = ({ account_id, cart, event_key }: Pick<NewCartEvent, 'account_id' | 'cart' | 'event_key'>) => `${account_id}\n${cart}\n${event_key}`;
       const connected = new Set(await carts.connectedTokenHashes([...new Set(batch.map(({ tokenHash }) => tokenHash))]));
       const toConnected = batch.filter(({ tokenHash }) => connected.has(tokenHash));

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { AccountRepository } from '../accounts/repository.js';
+import type { EngineSql } from '../db/adapter.js';
 import type { Database } from '../db/database.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
@@ -36,6 +37,9 @@ export class ImportRejected extends Error {
     this.name = 'ImportRejected';
   }
 }
+
+/** What an import writes through. */
+export type ImportDatabase = Pick<Database, 'db' | 'serializeConversionWrites'> & EngineSql;
 
 /** The account to import into: its id, or a way to find or make it that says whether it made it. */
 export type ImportAccount = number | (() => Promise<{ id: number; created: boolean }>);
@@ -110,7 +114,7 @@ export async function openSource(path: string): Promise<ImportSource> {
  * skipped, so importing the same file twice adds nothing the second time.
  */
 export async function importConversions(
-  database: Pick<Database, 'db' | 'serializeConversionWrites'>,
+  database: ImportDatabase,
   account: ImportAccount,
   records: RecordBatches,
   options: ImportOptions,
@@ -131,15 +135,15 @@ export async function importConversions(
 }
 
 function importInTransaction(
-  { db, serializeConversionWrites }: Pick<Database, 'db' | 'serializeConversionWrites'>,
+  database: ImportDatabase,
   accountId: number,
   batches: RecordBatches,
   options: ImportOptions,
 ): Promise<ImportResult> {
-  return db.transaction().execute(async (trx) => {
+  return database.db.transaction().execute(async (trx) => {
     // Ids become visible in ascending order: the columnar index catches up by id.
-    await serializeConversionWrites(trx);
-    const repository = new ConversionRepository(trx);
+    await database.serializeConversionWrites(trx);
+    const repository = new ConversionRepository(trx, database);
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;
     let batch: NewConversion[] = [];

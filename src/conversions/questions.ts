@@ -95,5 +95,5 @@ export function openConversionQuestions(config: Config, database: Database, log:
     },
     log,
   );
-  return new ConversionQuestions(index, new ConversionRepository(database.db));
+  return new ConversionQuestions(index, new ConversionRepository(database.db, database));
 }

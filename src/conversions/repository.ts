@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
-import type { BulkText } from '../db/adapter.js';
+import type { EngineSql } from '../db/adapter.js';
 import { CompiledOnce, insertParameters } from '../db/compiled-once.js';
 import type { ConversionsTable, DatabaseSchema } from '../db/schema.js';
 import { PAGE_SIZE } from '../filters/list.js';
@@ -19,7 +19,7 @@ export class ConversionRepository {
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
-    private readonly bulkText: BulkText = { textAsBytes: (text) => text, joinsTextPages: false },
+    private readonly engineSql: EngineSql,
   ) {
     this.compiled = new CompiledOnce(db, 'conversions');
   }
@@ -35,17 +35,17 @@ export class ConversionRepository {
   /**
    * A page's entries: the whole entry (withId in entry-json.ts) of each of the account's
    * conversions with these ids, in ascending id order, comma-separated (the inside of a JSON
-   * array), and how many were found. Where the engine joins pages of text (BulkText), joined by
+   * array), and how many were found. Where the engine joins pages of text (EngineSql), joined by
    * the database into one value, so that a page crosses between threads and into the response
    * as bytes, not as an object and a string a row.
    */
   async pageJsonByIds(accountId: number, ids: number[]): Promise<{ found: number; json: Uint8Array | string }> {
     if (ids.length === 0) return { found: 0, json: '' };
-    if (!this.bulkText.joinsTextPages) {
+    if (!this.engineSql.joinsTextPages) {
       const rows = await this.entriesByIds(accountId, ids);
       return { found: rows.length, json: rows.map((row) => withId(row.id, row.entry_json)).join(',') };
     }
-    const query = () => pageJsonQuery(this.db, this.bulkText.textAsBytes, accountId, ids);
+    const query = () => pageJsonQuery(this.db, this.engineSql.textAsBytes, accountId, ids);
     const { rows } = await this.compiled.execute(`page of ${ids.length}`, query, [accountId, ...ids]);
     return { found: Number(rows[0]!.found), json: rows[0]!.json };
   }
@@ -68,14 +68,14 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order. Where the engine joins pages of text (BulkText),
+   * entry-json.ts), in ascending id order. Where the engine joins pages of text (EngineSql),
    * joined by the database into one value, so that an export moves one value a batch between
    * threads, not an object a row; else read a row each and written into one buffer, never
    * joined into one string, which at a batch's size V8 would make in its old space at once.
    */
   async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
     if (ids.length === 0) return '';
-    if (!this.bulkText.joinsTextPages) {
+    if (!this.engineSql.joinsTextPages) {
       const rows = await this.entriesByIds(accountId, ids);
       return Buffer.concat(rows.map((row) => Buffer.from(`${withId(row.id, row.entry_json)}\n`)));
     }
@@ -88,7 +88,7 @@ export class ConversionRepository {
       .as('lines');
     const row = await this.db
       .selectFrom(lines)
-      .select(this.bulkText.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines'))
+      .select(this.engineSql.textAsBytes(sql<string>`coalesce(string_agg(line, ''), '')`).as('lines'))
       .executeTakeFirstOrThrow();
     return row.lines;
   }
@@ -126,7 +126,7 @@ export class ConversionRepository {
     // Kept prepared: PostgreSQL planned a batch's 1,500 parameters anew for every batch of an import.
     const inserted = await this.compiled.execute(
       `insert ${unique.length}:${columns.join(',')}`,
-      () => insertQuery(this.db, ['account_id', ...columns], unique.length),
+      () => insertQuery(this.db, this.engineSql, ['account_id', ...columns], unique.length),
       parameters,
       { keepPrepared: true },
     );
@@ -146,7 +146,7 @@ export class ConversionRepository {
     const { columns, parameters } = insertParameters(rows);
     const { rows: inserted } = await this.compiled.execute(
       `insert each ${rows.length}:${columns.join(',')}`,
-      () => insertQuery(this.db, columns, rows.length).returning(['id', 'account_id', 'cart_integration', 'receipt']),
+      () => insertQuery(this.db, this.engineSql, columns, rows.length).returning(['id', 'account_id', 'cart_integration', 'receipt']),
       parameters,
     );
     for (const row of inserted) idByKey.set(keyOf(row), Number(row.id));
@@ -170,7 +170,7 @@ export class ConversionRepository {
 }
 
 /** pageJsonByIds's statement: its parameters are the account's id, then the ids. */
-function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: BulkText['textAsBytes'], accountId: number, ids: number[]) {
+function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: EngineSql['textAsBytes'], accountId: number, ids: number[]) {
   const entries = db
     .selectFrom('conversions')
     .select(sql<string>`'{"id":' || id || ',' || substr(entry_json, 2)`.as('entry'))
@@ -184,10 +184,8 @@ function pageJsonQuery(db: Kysely<DatabaseSchema>, textAsBytes: BulkText['textAs
 }
 
 /** The insert of `count` rows of these columns that skips a row whose account, cart and receipt are there already: its parameters are each row's values in the columns' order, row after row. */
-function insertQuery(db: Kysely<DatabaseSchema>, columns: (keyof Insertable<ConversionsTable>)[], count: number) {
+function insertQuery(db: Kysely<DatabaseSchema>, { skipExisting }: EngineSql, columns: (keyof Insertable<ConversionsTable>)[], count: number) {
   const template = Object.fromEntries(columns.map((column) => [column, null])) as unknown as Insertable<ConversionsTable>;
-  return db
-    .insertInto('conversions')
-    .values(Array.from({ length: count }, () => template))
-    .onConflict((oc) => oc.columns(['account_id', 'cart_integration', 'receipt']).doNothing());
+  const insert = db.insertInto('conversions').values(Array.from({ length: count }, () => template));
+  return skipExisting(insert, ['account_id', 'cart_integration', 'receipt']);
 }

@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, Kysely, RawBuilder } from 'kysely';
+import type { ColumnDefinitionBuilder, InsertQueryBuilder, Kysely, RawBuilder } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
 
 /**
@@ -77,13 +77,25 @@ export interface Database {
    * as sending them as rows).
    */
   joinsTextPages: boolean;
+  /**
+   * `insert`, made to skip each row whose values in `columns`, a unique constraint's, are there
+   * already. PostgreSQL: `ON CONFLICT (columns) DO NOTHING`. SQLite: `INSERT OR IGNORE`, which
+   * would also skip a row breaking a NOT NULL constraint (rows are validated before they get
+   * here). With SQLite's `ON CONFLICT`, a statement of many rows could still fail halfway on
+   * another constraint, so SQLite first copied every page the statement changed into a
+   * statement journal: 1 s of an import of 1,000,000 conversions (docs/performance.md).
+   */
+  skipExisting<T extends keyof DatabaseSchema & string, O>(
+    insert: InsertQueryBuilder<DatabaseSchema, T, O>,
+    columns: readonly (keyof DatabaseSchema[T] & string)[],
+  ): InsertQueryBuilder<DatabaseSchema, T, O>;
   /** Connections of the PostgreSQL pool, for metrics; undefined on SQLite's single connection. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
 
-/** How an engine's texts are read cheapest in bulk, which repositories that read pages of them take. */
-export type BulkText = Pick<Database, 'textAsBytes' | 'joinsTextPages'>;
+/** What repositories write differently for each engine: how texts are read cheapest in bulk, how an insert skips rows there already. */
+export type EngineSql = Pick<Database, 'textAsBytes' | 'joinsTextPages' | 'skipExisting'>;
 
 /**
  * A column as the API writes it: `number` a double (49, not 49.0), `boolean` a 0/1 integer,

@@ -35,7 +35,7 @@ for (const engine of ENGINES.filter((name) => name === 'postgres')) {
     test('batches of one size run as one named statement on their connection, each inserting its own rows', async () => {
       const statements = await database.db.transaction().execute(async (trx) => {
         await database.serializeConversionWrites(trx);
-        const repository = new ConversionRepository(trx);
+        const repository = new ConversionRepository(trx, database);
         for (let batch = 0; batch < 3; batch++) assert.equal(await repository.insertNew(accountId, batchOf(batch, 4)), 4);
         // A batch seen before adds nothing, through the same statement.
         assert.equal(await repository.insertNew(accountId, batchOf(1, 4)), 0);
@@ -58,7 +58,7 @@ for (const engine of ENGINES.filter((name) => name === 'postgres')) {
       const { before, after } = await database.db.transaction().execute(async (trx) => {
         const prepared = async () => (await sql<{ name: string }>`select name from pg_prepared_statements order by name`.execute(trx)).rows;
         const before = await prepared();
-        assert.equal((await new ConversionRepository(trx).entriesByIds(accountId, [1, 2])).length, 2);
+        assert.equal((await new ConversionRepository(trx, database).entriesByIds(accountId, [1, 2])).length, 2);
         return { before, after: await prepared() };
       });
       assert.deepEqual(after, before);

@@ -183,7 +183,7 @@ describeEachEngine('plans of the row store', (engine) => {
   });
 
   test("one buyer's conversions are counted and paged through the index of the account and user_id, not a scan of the table", async () => {
-    const statements = await recorder.record((db) => new ConversionRepository(db).buyerPage(accountId, 'u-42', 2), [[{ total: 150 }]]);
+    const statements = await recorder.record((db) => new ConversionRepository(db, database).buyerPage(accountId, 'u-42', 2), [[{ total: 150 }]]);
     assert.equal(statements.length, 2, 'the count, then the page');
     for (const statement of statements) {
       const lines = await plan(statement);
@@ -212,7 +212,7 @@ describeEachEngine('plans of the row store', (engine) => {
     const stored = await database.db.selectFrom('conversions').select(['cart_integration', 'receipt']).limit(3).execute();
     const receipts = stored.map((row) => ({ ...sample.row, ...row, account_id: accountId }));
     // No row inserted (every receipt there already): the second statement reads their ids.
-    const [, there] = await recorder.record((db) => new ConversionRepository(db).insertEach(receipts));
+    const [, there] = await recorder.record((db) => new ConversionRepository(db, database).insertEach(receipts));
     for (const [table, statement] of [
       ['cart_events', kept!],
       ['conversions', there!],

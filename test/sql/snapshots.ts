@@ -45,9 +45,9 @@ import {
 } from '../../src/db/columnar/queries.js';
 import { offsetSpans } from '../../src/db/columnar/time-zones.js';
 import type { UnindexedRow } from '../../src/db/columnar/unindexed-rows.js';
-import { postgresBulkText } from '../../src/db/postgres/database.js';
+import { postgresSql } from '../../src/db/postgres/database.js';
 import type { DatabaseSchema } from '../../src/db/schema.js';
-import { sqliteBulkText } from '../../src/db/sqlite/database.js';
+import { sqliteSql } from '../../src/db/sqlite/database.js';
 import type { Catalogue } from '../../src/filters/catalogue.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { PAGE_SIZE } from '../../src/filters/list.js';
@@ -242,8 +242,8 @@ const REFUND: NewCartEvent = {
 
 const account = examplesOf('accounts', 'AccountRepository', (db) => new AccountRepository(db));
 const asset = examplesOf('assets', 'AssetRepository', (db) => new AssetRepository(db));
-const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, BULK_TEXT[engine]));
-const BULK_TEXT = { sqlite: sqliteBulkText, postgres: postgresBulkText };
+const conversion = examplesOf('conversions', 'ConversionRepository', (db, engine) => new ConversionRepository(db, ENGINE_SQL[engine]));
+const ENGINE_SQL = { sqlite: sqliteSql, postgres: postgresSql };
 const cart = examplesOf('carts', 'CartRepository', (db) => new CartRepository(db));
 
 /** Every repository method, called as the service calls it; snapshots.test.ts checks that none is missing. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
-import type { BulkText, Database, JsonField } from '../adapter.js';
+import type { Database, EngineSql, JsonField } from '../adapter.js';
 import { KEEP_PREPARED } from '../compiled-once.js';
 import type { DatabaseSchema } from '../schema.js';
 
@@ -16,8 +16,12 @@ const CONVERSION_WRITES_LOCK = 0x61636473;
 // The SQLSTATE of a statement cancelled, here by statement_timeout.
 const QUERY_CANCELED = '57014';
 
-/** Texts as text, since pg would decode a bytea from hex, and pages of them a row each (Database.textAsBytes, joinsTextPages). */
-export const postgresBulkText: BulkText = { textAsBytes: (text) => text, joinsTextPages: false };
+/** Texts as text, since pg would decode a bytea from hex, pages of them a row each, and rows there already skipped by ON CONFLICT (Database.textAsBytes, joinsTextPages, skipExisting). */
+export const postgresSql: EngineSql = {
+  textAsBytes: (text) => text,
+  joinsTextPages: false,
+  skipExisting: (insert, columns) => insert.onConflict((oc) => oc.columns(columns).doNothing()),
+};
 
 /** The scaled-out configuration: a pool of connections to a PostgreSQL server. */
 export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs: number | undefined): Database {
@@ -89,7 +93,7 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
       const columns = sql.join(fields.map((field) => sql`${value(field)} as ${sql.id(field.name)}`));
       return sql<string>`(select row_to_json(entry)::text from (select ${columns}) as entry)`;
     },
-    ...postgresBulkText,
+    ...postgresSql,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();

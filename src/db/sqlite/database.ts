@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteAdapter, type SqliteDatabase, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
-import type { BulkText, Database, JsonField } from '../adapter.js';
+import type { Database, EngineSql, JsonField } from '../adapter.js';
 import type { DatabaseSchema } from '../schema.js';
 import { CONVERSIONS_SCHEMA, cachingPrepare, openConnection, sqliteFiles } from './connection.js';
 import { SqliteWorkerDriver, StatementTimeoutError } from './driver.js';
@@ -16,8 +16,12 @@ const COMMAND_LINE_CACHE_KIB = 64 * 1024;
 // Reads of keys, accounts, assets and pages of conversions by id are short: two threads serve them.
 const SQLITE_READERS = 2;
 
-/** Texts as BLOBs, their UTF-8 bytes as they are stored, and pages of them joined (Database.textAsBytes, joinsTextPages). */
-export const sqliteBulkText: BulkText = { textAsBytes: (text) => sql<Uint8Array>`CAST(${text} AS BLOB)`, joinsTextPages: true };
+/** Texts as BLOBs, their UTF-8 bytes as they are stored, pages of them joined, and rows there already skipped by INSERT OR IGNORE (Database.textAsBytes, joinsTextPages, skipExisting). */
+export const sqliteSql: EngineSql = {
+  textAsBytes: (text) => sql<Uint8Array>`CAST(${text} AS BLOB)`,
+  joinsTextPages: true,
+  skipExisting: (insert) => insert.orIgnore(),
+};
 
 /**
  * The embedded default: SQLite files in DATA_DIR, every statement on a worker thread; or, for
@@ -78,7 +82,7 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       };
       return sql<string>`json_object(${sql.join(fields.map((field) => sql`${sql.lit(field.name)}, ${value(field)}`))})`;
     },
-    ...sqliteBulkText,
+    ...sqliteSql,
     poolStats: () => undefined,
     close: async () => {
       // The driver's threads started with it, whether or not Kysely ever used it.

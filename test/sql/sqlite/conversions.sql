@@ -34,23 +34,20 @@ on conflict ("account_id") do update
 set "version" = "conversion_versions"."version" + ?;
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
-/* kept prepared */ insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
+/* kept prepared */ insert or ignore into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
 values (?, ?, ?, ?, ?, ?),
-       (?, ?, ?, ?, ?, ?)
-on conflict ("account_id", "cart_integration", "receipt") do nothing;
+       (?, ?, ?, ?, ?, ?);
 
 -- ConversionRepository.insertEach(two conversions of account 1), new receipts
-insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
+insert or ignore into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
 values (?, ?, ?, ?, ?, ?),
        (?, ?, ?, ?, ?, ?)
-on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
 -- ConversionRepository.insertEach(two conversions of account 1), the second receipt there already [1 of 2]
-insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
+insert or ignore into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
 values (?, ?, ?, ?, ?, ?),
        (?, ?, ?, ?, ?, ?)
-on conflict ("account_id", "cart_integration", "receipt") do nothing
 returning "id", "account_id", "cart_integration", "receipt";
 
 -- ConversionRepository.insertEach(two conversions of account 1), the second receipt there already [2 of 2]
