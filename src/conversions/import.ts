@@ -134,12 +134,7 @@ export async function importConversions(
   }
 }
 
-function importInTransaction(
-  database: ImportDatabase,
-  accountId: number,
-  batches: RecordBatches,
-  options: ImportOptions,
-): Promise<ImportResult> {
+function importInTransaction(database: ImportDatabase, accountId: number, batches: RecordBatches, options: ImportOptions): Promise<ImportResult> {
   return database.db.transaction().execute(async (trx) => {
     // Ids become visible in ascending order: the columnar index catches up by id.
     await database.serializeConversionWrites(trx);
