@@ -34,7 +34,10 @@ export const IGNORED_FIELD = 'id';
 const checkImportRecord = Compile(Type.Object({ ...checkedProperties, [IGNORED_FIELD]: Type.Optional(Type.Unknown()) }));
 
 export const IMPORT_COLUMNS = Object.keys(importProperties);
-const IMPORT_FIELDS: ReadonlySet<string> = new Set([...IMPORT_COLUMNS, IGNORED_FIELD]);
+const IMPORT_FIELDS: ReadonlySet<string> = new Set(IMPORT_COLUMNS);
+// A time as the entry's schema takes it (format date-time), with its offset: parseTimestamp, which
+// reads filters' times too, also takes one without, or with a space for the T.
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 /** The array columns, which a CSV cell holds as JSON. */
 const ARRAYS: ReadonlySet<string> = new Set(
   jsonFieldsOf(ConversionEntry)
@@ -59,7 +62,7 @@ export function validateConversion(record: unknown): ValidationResult {
   }
   const problems = checkImportRecord.Check(record) ? [] : describeErrors(checkImportRecord.Errors(record));
   const input = record as Record<string, any>;
-  const createdAt = typeof input.created_at === 'string' ? parseTimestamp(input.created_at) : undefined;
+  const createdAt = typeof input.created_at === 'string' && RFC_3339.test(input.created_at) ? parseTimestamp(input.created_at) : undefined;
   if (typeof input.created_at === 'string' && createdAt === undefined) problems.push(mustBe('created_at'));
   const unknown: string[] = [];
   for (const name in input) {

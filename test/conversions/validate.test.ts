@@ -17,6 +17,9 @@ const PROBLEMS: { record: unknown; says: string[] }[] = [
   { record: conversionRecord({ created_at: null }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
   { record: conversionRecord({ created_at: 'yesterday' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
   { record: conversionRecord({ created_at: '2026-02-30T00:00:00Z' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ created_at: '2026-11-22T11:59:51' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ created_at: '2026-11-22 11:59:51Z' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
+  { record: conversionRecord({ created_at: '2026-11-22T11:59:51 01:00' }), says: ['created_at must be an RFC 3339 timestamp such as 2026-11-22T11:59:51Z'] },
   { record: conversionRecord({ receipt: 5 }), says: ['receipt must be a string'] },
   {
     record: conversionRecord({ cart_integration: 'ClickBank' }),
