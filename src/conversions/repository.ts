@@ -35,9 +35,9 @@ export class ConversionRepository {
   /**
    * A page's entries: the whole entry (withId in entry-json.ts) of each of the account's
    * conversions with these ids, in ascending id order, comma-separated (the inside of a JSON
-   * array), and how many were found. Where the engine joins pages of text (EngineSql), joined by
-   * the database into one value, so that a page crosses between threads and into the response
-   * as bytes, not as an object and a string a row.
+   * array), and how many were found. Where the engine joins pages of text
+   * (EngineSql.joinsTextPages), joined by the database into one value, so that a page crosses
+   * between threads and into the response as bytes, not as an object and a string a row.
    */
   async pageJsonByIds(accountId: number, ids: number[]): Promise<{ found: number; json: Uint8Array | string }> {
     if (ids.length === 0) return { found: 0, json: '' };
@@ -68,10 +68,11 @@ export class ConversionRepository {
 
   /**
    * The account's conversions with these ids as NDJSON, each line the whole entry (withId in
-   * entry-json.ts), in ascending id order. Where the engine joins pages of text (EngineSql),
-   * joined by the database into one value, so that an export moves one value a batch between
-   * threads, not an object a row; else read a row each and written into one buffer, never
-   * joined into one string, which at a batch's size V8 would make in its old space at once.
+   * entry-json.ts), in ascending id order. Where the engine joins pages of text
+   * (EngineSql.joinsTextPages), joined by the database into one value, so that an export moves
+   * one value a batch between threads, not an object a row; else read a row each and written
+   * into one buffer, never joined into one string, which at a batch's size V8 would make in its
+   * old space at once.
    */
   async ndjsonByIds(accountId: number, ids: number[]): Promise<Uint8Array | string> {
     if (ids.length === 0) return '';
