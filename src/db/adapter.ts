@@ -83,7 +83,7 @@ export interface Database {
    * would also skip a row breaking a NOT NULL constraint (rows are validated before they get
    * here). With SQLite's `ON CONFLICT`, a statement of many rows could still fail halfway on
    * another constraint, so SQLite first copied every page the statement changed into a
-   * statement journal: 1 s of an import of 1,000,000 conversions (docs/performance.md).
+   * statement journal, a file of its own (docs/performance.md).
    */
   skipExisting<T extends keyof DatabaseSchema & string, O>(
     insert: InsertQueryBuilder<DatabaseSchema, T, O>,
