@@ -9,6 +9,7 @@ import { conversionsFileMigration } from './migrations/0006-conversions-file.js'
 import { columnarIndexMigration } from './migrations/0007-columnar-index.js';
 import { cartNotificationsMigration } from './migrations/0008-cart-notifications.js';
 import { narrowConversionsMigration } from './migrations/0009-narrow-conversions.js';
+import { noAccountIdIndexMigration } from './migrations/0010-no-account-id-index.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0007-columnar-index': columnarIndexMigration(database),
     '0008-cart-notifications': cartNotificationsMigration(database),
     '0009-narrow-conversions': narrowConversionsMigration(database),
+    '0010-no-account-id-index': noAccountIdIndexMigration(database),
   };
 }
 
