@@ -70,6 +70,21 @@ describeEachEngine('a page of conversions read as one value', (engine) => {
     assert.deepEqual(await pageOf(repository, ours, []), { found: 0, entries: [] });
   });
 
+  test("an export's batch, as NDJSON or as entries, leaves out another account's ids", async () => {
+    const repository = new ConversionRepository(database.db, database);
+    const asked = [ourIds[0]!, theirIds[0]!, ourIds[2]!, theirIds[3]!];
+    const ndjson = await repository.ndjsonByIds(ours, asked);
+    const lines = (typeof ndjson === 'string' ? ndjson : Buffer.from(ndjson).toString('utf8')).trimEnd().split('\n');
+    assert.deepEqual(
+      lines.map((line) => (JSON.parse(line) as { id: number }).id),
+      [ourIds[0], ourIds[2]],
+    );
+    assert.deepEqual(
+      (await repository.entriesByIds(ours, asked)).map((row) => Number(row.id)),
+      [ourIds[0], ourIds[2]],
+    );
+  });
+
   test('the statement built for a number of ids answers later pages of that many ids with their own rows', async () => {
     const repository = new ConversionRepository(database.db, database);
     const first = await pageOf(repository, ours, ourIds.slice(0, 2));

@@ -1,15 +1,15 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
 -- ConversionRepository.pageJsonByIds(1, [101,102,103]), a page sends up to 100 ids
-select "id", "entry_json"
+select "id", "account_id", "entry_json"
 from "conversions"
-where "account_id" = $1 and "id" in ($2, $3, $4)
+where "id" in ($1, $2, $3)
 order by "id";
 
 -- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
-select "id", "entry_json"
+select "id", "account_id", "entry_json"
 from "conversions"
-where "account_id" = $1 and "id" in ($2, $3, $4)
+where "id" in ($1, $2, $3)
 order by "id";
 
 -- ConversionRepository.buyerPage(1, "u-42", 2), one buyer's second page [1 of 2]
@@ -26,9 +26,9 @@ limit $3
 offset $4;
 
 -- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
-select "id", "entry_json"
+select "id", "account_id", "entry_json"
 from "conversions"
-where "account_id" = $1 and "id" in ($2, $3, $4)
+where "id" in ($1, $2, $3)
 order by "id";
 
 -- ConversionRepository.bumpVersion(1)

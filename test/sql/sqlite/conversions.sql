@@ -1,13 +1,13 @@
 -- Written by `npm run sql:update` (test/sql/snapshots.ts); test/sql/snapshots.test.ts fails when the code sends other SQL.
 
 -- ConversionRepository.pageJsonByIds(1, [101,102,103]), a page sends up to 100 ids
-select count(*) as "found", CAST(coalesce(string_agg(entry, ','), '') AS BLOB) as "json"
-from (select '{"id":' || id || ',' || substr(entry_json, 2) as "entry" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "entries";
+select count(*) filter (where account_id = ?) as "found", CAST(coalesce(string_agg(entry, ',') filter (where account_id = ?), '') AS BLOB) as "json"
+from (select "account_id", '{"id":' || id || ',' || substr(entry_json, 2) as "entry" from "conversions" where "id" in (?, ?, ?) order by "id") as "entries";
 
 -- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
-select "id", "entry_json"
+select "id", "account_id", "entry_json"
 from "conversions"
-where "account_id" = ? and "id" in (?, ?, ?)
+where "id" in (?, ?, ?)
 order by "id";
 
 -- ConversionRepository.buyerPage(1, "u-42", 2), one buyer's second page [1 of 2]
@@ -24,8 +24,8 @@ limit ?
 offset ?;
 
 -- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
-select CAST(coalesce(string_agg(line, ''), '') AS BLOB) as "lines"
-from (select '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "account_id" = ? and "id" in (?, ?, ?) order by "id") as "lines";
+select CAST(coalesce(string_agg(line, '') filter (where account_id = ?), '') AS BLOB) as "lines"
+from (select "account_id", '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "id" in (?, ?, ?) order by "id") as "lines";
 
 -- ConversionRepository.bumpVersion(1)
 insert into "conversion_versions" ("account_id", "version")
