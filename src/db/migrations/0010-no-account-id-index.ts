@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 
 /**
- * Drops the index of conversions by account and id. Every statement finds a conversion by its id
- * (the primary key) or by its buyer, and an account's conversions by the unique index that begins
- * with the account; what lists them in id order is the columnar index. Keeping this one up cost
- * an import of 1,000,000 conversions about half a second (docs/performance.md).
+ * Drops the index of conversions by account and id, which every imported row had to update.
+ * Conversions are read by id alone (the primary key; ConversionRepository.entriesByIds says why
+ * the account is checked after), by buyer, or by account through the unique index that begins
+ * with it; what lists them in id order is the columnar index (docs/performance.md).
  */
 export function noAccountIdIndexMigration(database: Pick<Database, 'conversionsSchema'>) {
   return {
