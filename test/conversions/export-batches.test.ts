@@ -77,7 +77,7 @@ describe('exportChunks', () => {
     await chunks.next();
     // Let the read ahead run: it needs no more from the consumer.
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(calls, ['ids after 0', 'lines of 1..2000', 'lines of 2001..4000']);
+    assert.deepEqual(calls, ['ids after 0', `lines of 1..${EXPORT_BATCH}`, `lines of ${EXPORT_BATCH + 1}..${EXPORT_BATCH * 2}`]);
     await chunks.return(undefined);
   });
 

@@ -10,12 +10,13 @@ import { CompiledQuery } from 'kysely';
 import { AccountRepository } from '../../src/accounts/repository.js';
 import { AssetRepository } from '../../src/assets/repository.js';
 import { assetCatalogue } from '../../src/assets/schema.js';
+import { IDS_PER_QUESTION } from '../../src/conversions/export.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { CartRepository } from '../../src/carts/repository.js';
 import { ConversionRepository } from '../../src/conversions/repository.js';
 import { validateConversion } from '../../src/conversions/validate.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { countAndPagesQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
+import { countAndPagesQuery, idsAfterQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { parseListQuery } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
@@ -35,7 +36,7 @@ async function duckDbPlan(connection: DuckDBConnection, { sql, params }: DuckDbQ
   return (JSON.parse(String(plan)) as DuckDbNode[]).flatMap(nodeNames);
 }
 
-test('the columnar index answers a page with the top n ids and the count with its first pages in one aggregate, sorting no table', async () => {
+test('the columnar index answers a page and an export\'s ids with the top n ids and the count with its first pages in one aggregate, sorting no table', async () => {
   const { table, columns, hashed } = CONVERSION_INDEX_LAYOUT;
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
@@ -67,6 +68,8 @@ test('the columnar index answers a page with the top n ids and the count with it
         assert.ok(paged.includes('TOP_N'), `${family}: a page ${shape} keeps the top n ids: ${paged.join(' > ')}`);
         assert.ok(!paged.includes('ORDER_BY'), `${family}: a page ${shape} sorts no table: ${paged.join(' > ')}`);
       }
+      const exported = await duckDbPlan(connection, idsAfterQuery(table, 1, filters, 6000, 2345, IDS_PER_QUESTION));
+      assert.ok(exported.includes('TOP_N') && !exported.includes('ORDER_BY'), `${family}: an export's ids keep the top n: ${exported.join(' > ')}`);
     }
   } finally {
     connection.closeSync();
