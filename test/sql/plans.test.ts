@@ -36,7 +36,7 @@ async function duckDbPlan(connection: DuckDBConnection, { sql, params }: DuckDbQ
   return (JSON.parse(String(plan)) as DuckDbNode[]).flatMap(nodeNames);
 }
 
-test('the columnar index answers a page and an export\'s ids with the top n ids and the count with its first pages in one aggregate, sorting no table', async () => {
+test("the columnar index answers a page and an export's ids with the top n ids and the count with its first pages in one aggregate, sorting no table", async () => {
   const { table, columns, hashed } = CONVERSION_INDEX_LAYOUT;
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
