@@ -15,16 +15,16 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
 /**
  * Conversions read from the row store and written per batch. Each batch is a buffer of its own,
  * outside V8's heap, freed only when V8 collects it: one still being sent or read ahead at a
- * collection survives into the old generation, and batches of 2,000 left the service's RSS up to
- * 10 MiB higher an export than batches of 1,000 (docs/performance.md).
+ * collection survives into the old generation until a full collection: batches of 2,000 left
+ * the service's memory higher after an export than batches of 1,000 (docs/performance.md).
  */
 export const EXPORT_BATCH = 1_000;
 /**
  * Ids asked of the index at a time, split into batches. The index keeps its rows in time order,
  * not in id order, so each question reads the ids of every row its filters leave: fewer, larger
  * questions make a faster export. But DuckDB keeps the first n ids as it reads (TOP_N) only up
- * to n = 5,000; beyond, it sorts every matching row, which grew the index's process by 12-18 MiB
- * an export (docs/performance.md).
+ * to n = 5,000; beyond, it sorts every matching row, and the index's process grew with each
+ * export (docs/performance.md). A plans test holds the question to the top n.
  */
 export const IDS_PER_QUESTION = 5 * EXPORT_BATCH;
 

@@ -1,7 +1,8 @@
 /**
- * The plans of the statements whose speed depends on the plan: the columnar index's pages (DuckDB)
- * must not sort every matching row, and the row store's reads by id, by buyer and by folder must go through
- * an index, not a scan of the table. The assertions are on the kinds of plan node, never on costs.
+ * The plans of the statements whose speed depends on the plan: the columnar index's pages and an
+ * export's ids (DuckDB) must not sort every matching row, and the row store's reads by id, by
+ * buyer and by folder must go through an index, not a scan of the table. The assertions are on
+ * the kinds of plan node, never on costs.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
