@@ -409,6 +409,28 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('a catch-up of 50,000 rows or more that came in time order keeps them as appended, and counts of a time window stay exact', async () => {
+    const database = await freshDatabase(engine);
+    const { id } = await new AccountService(database.db).findOrCreateAccount('in-order');
+    // An import of a cart's history, oldest first.
+    const imported = records(52_000, 17).sort((a, b) => (a.created_at as string).localeCompare(b.created_at as string));
+    await insertConversions(database, id, imported);
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+    try {
+      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.ok(logged.includes('columnar index: the rows after id 0 came in time order'), logged.join('\n'));
+      assert.ok(!logged.some((line) => line.includes('put in time order')), logged.join('\n'));
+      const times = imported.map((record) => record.created_at as string);
+      const [from, to] = [times[10_000]!, times[20_000]!];
+      const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
+      assert.equal((await questions.page(id, 1, window, 1)).total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+    } finally {
+      await questions.close();
+      await database.close();
+    }
+  });
+
   test('an index building itself says so from the moment it opens, and is ok once built, over ids with gaps too', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('gaps');

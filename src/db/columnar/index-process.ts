@@ -93,6 +93,8 @@ const LOG_FROM_ROWS = 50_000;
 const REORDER_FROM_ROWS = 50_000;
 // The index_meta key of the id after which rows wait to be put in time order (unorderedAfter).
 const UNORDERED_AFTER = 'unordered_after';
+// Where a source row holds created_at: after its id and account, among the row columns.
+const CREATED_AT_AT = 2 + sourceLayout.rowColumns.indexOf('created_at');
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
 const CHECKPOINT_ROWS = 50_000;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
@@ -440,6 +442,9 @@ async function appendNewRows(): Promise<void> {
   // Known once the first batch is a full one, or as the index opened: the questions that wait meanwhile are told how far it is.
   let toId = announcedUpTo;
   announcedUpTo = undefined;
+  // Whether the rows appended so far came in time order (an import of a cart's history often does).
+  let inTimeOrder = true;
+  let lastCreatedAt = Number.NEGATIVE_INFINITY;
   try {
     await appendInBatches(
       watermark,
@@ -452,6 +457,11 @@ async function appendNewRows(): Promise<void> {
         }
         if (!reorderDue && toId !== undefined && toId - fromId >= REORDER_FROM_ROWS) await leaveUnordered(fromId);
         await appendInOneTransaction(rows);
+        for (const row of rows) {
+          const createdAt = Number(row[CREATED_AT_AT]);
+          inTimeOrder &&= createdAt >= lastCreatedAt;
+          lastCreatedAt = createdAt;
+        }
         watermark = Number(rows.at(-1)![0]);
         appended += rows.length;
         if (toId !== undefined) send({ catchingUp: { fromId, atId: watermark, toId: Math.max(toId, watermark) } });
@@ -462,7 +472,11 @@ async function appendNewRows(): Promise<void> {
       },
     );
     // Not while the index closes: the rows stay recorded as waiting, and are put in order at the next opening.
-    if (reorderDue && !closing) await reorderByTime();
+    if (reorderDue && !closing) {
+      // Rows that came in time order, with none waiting from before them, are in order as appended.
+      if (inTimeOrder && unorderedAfter === fromId) await recordInOrder();
+      else await reorderByTime();
+    }
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
@@ -482,6 +496,14 @@ async function leaveUnordered(afterId: number): Promise<void> {
   unorderedAfter = Math.min(unorderedAfter ?? afterId, afterId);
   await writer.run(`INSERT OR REPLACE INTO index_meta VALUES ('${UNORDERED_AFTER}', $1)`, [String(unorderedAfter)]);
   reorderDue = true;
+}
+
+/** Removes the record of rows waiting to be put in time order: those appended came in it. */
+async function recordInOrder(): Promise<void> {
+  reorderDue = false;
+  await writer.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
+  log(`columnar index: the rows after id ${unorderedAfter} came in time order`);
+  unorderedAfter = undefined;
 }
 
 /**
