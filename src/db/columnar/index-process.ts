@@ -442,7 +442,7 @@ async function appendNewRows(): Promise<void> {
   // Known once the first batch is a full one, or as the index opened: the questions that wait meanwhile are told how far it is.
   let toId = announcedUpTo;
   announcedUpTo = undefined;
-  // Whether the rows appended so far came in time order (an import of a cart's history often does).
+  // Whether the rows appended so far came in time order, as an import of a history exported oldest first does.
   let inTimeOrder = true;
   let lastCreatedAt = Number.NEGATIVE_INFINITY;
   try {
