@@ -179,8 +179,10 @@ describe('the web console', () => {
 
   test("a report's chart and top values sum as the summary endpoint does, by day in the chosen time zone", async () => {
     await page.getByRole('link', { name: 'Reports' }).click();
-    await page.getByLabel('Query').fill('');
-    await page.getByRole('button', { name: 'Apply' }).click();
+    // The Reports tab's own query, not the Conversions tab's still shown as the link is followed.
+    const reports = page.getByRole('region', { name: 'Reports' });
+    await reports.getByLabel('Query').fill('');
+    await reports.getByRole('button', { name: 'Apply' }).click();
     await page.getByLabel('Time zone').selectOption('America/New_York');
     await page.getByLabel('From', { exact: true }).fill('2026-03-01');
     await page.getByLabel('To', { exact: true }).fill('2026-04-30');
