@@ -14,9 +14,9 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
 
 /**
  * Conversions read from the row store and written per batch. Each batch is a buffer of its own,
- * outside V8's heap, freed only when V8 collects it: one still being sent or read ahead at a
- * collection survives into the old generation until a full collection: batches of 2,000 left
- * the service's memory higher after an export than batches of 1,000 (docs/performance.md).
+ * outside V8's heap. One still being sent or read ahead when V8 collects survives into the old
+ * generation, and its bytes stay until a full collection: batches of 2,000 left the service's
+ * memory higher after an export than batches of 1,000 (docs/performance.md).
  */
 export const EXPORT_BATCH = 1_000;
 /**

@@ -25,6 +25,7 @@ import { AssetRepository, type AssetRow } from '../../src/assets/repository.js';
 import { assetCatalogue } from '../../src/assets/schema.js';
 import { CartRepository, type NewCartEvent } from '../../src/carts/repository.js';
 import { cartEventCatalogue } from '../../src/carts/schema.js';
+import { EXPORT_BATCH } from '../../src/conversions/export.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { ConversionRepository, type NewConversion } from '../../src/conversions/repository.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
@@ -325,9 +326,12 @@ export const EXAMPLES: Example[] = [
     when: 'a page sends up to 100 ids',
     answers: [[{ found: 1, json: '', id: 101, entry_json: '{}' }]],
   }),
-  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export to CSV sends up to 2,000 ids' }),
+  conversion('entriesByIds', [ACCOUNT, [101, 102, 103]], { when: `an export to CSV sends up to ${EXPORT_BATCH.toLocaleString('en-US')} ids` }),
   conversion('buyerPage', [ACCOUNT, 'u-42', 2], { when: "one buyer's second page", answers: [[{ total: 150 }]] }),
-  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], { when: 'an export sends up to 2,000 ids', answers: [[{ lines: '', id: 101, entry_json: '{}' }]] }),
+  conversion('ndjsonByIds', [ACCOUNT, [101, 102, 103]], {
+    when: `an export sends up to ${EXPORT_BATCH.toLocaleString('en-US')} ids`,
+    answers: [[{ lines: '', id: 101, entry_json: '{}' }]],
+  }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
   conversion('insertEach', [NOTIFIED], {

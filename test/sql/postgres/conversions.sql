@@ -6,7 +6,7 @@ from "conversions"
 where "id" in ($1, $2, $3)
 order by "id";
 
--- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
+-- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 1,000 ids
 select "id", "account_id", "entry_json"
 from "conversions"
 where "id" in ($1, $2, $3)
@@ -25,7 +25,7 @@ order by "id"
 limit $3
 offset $4;
 
--- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
+-- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 1,000 ids
 select "id", "account_id", "entry_json"
 from "conversions"
 where "id" in ($1, $2, $3)

@@ -4,7 +4,7 @@
 select count(*) filter (where account_id = ?) as "found", CAST(coalesce(string_agg(entry, ',') filter (where account_id = ?), '') AS BLOB) as "json"
 from (select "account_id", '{"id":' || id || ',' || substr(entry_json, 2) as "entry" from "conversions" where "id" in (?, ?, ?) order by "id") as "entries";
 
--- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 2,000 ids
+-- ConversionRepository.entriesByIds(1, [101,102,103]), an export to CSV sends up to 1,000 ids
 select "id", "account_id", "entry_json"
 from "conversions"
 where "id" in (?, ?, ?)
@@ -23,7 +23,7 @@ order by "id"
 limit ?
 offset ?;
 
--- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 2,000 ids
+-- ConversionRepository.ndjsonByIds(1, [101,102,103]), an export sends up to 1,000 ids
 select CAST(coalesce(string_agg(line, '') filter (where account_id = ?), '') AS BLOB) as "lines"
 from (select "account_id", '{"id":' || id || ',' || substr(entry_json, 2) || ? as "line" from "conversions" where "id" in (?, ?, ?) order by "id") as "lines";
 
