@@ -163,6 +163,12 @@ let watermark = 0;
 let unorderedAfter: number | undefined;
 /** Whether the catch-up under way ends by putting the rows after unorderedAfter in time order. */
 let reorderDue = false;
+/**
+ * The rows after unorderedAfter being put in time order, on the writer, after the catch-up that
+ * appended them: questions do not wait for it, since the rows it rewrites are in the index
+ * already; the next catch-up that has rows to append does.
+ */
+let reordering: Promise<void> | undefined;
 /** The data version each account had when the index last caught up after it was read. */
 const freshAt = new Map<number, number>();
 /**
@@ -451,6 +457,7 @@ async function appendNewRows(): Promise<void> {
       BATCH_ROWS,
       (id, limit) => (closing ? Promise.resolve([]) : source.rowsAfter(id, limit)),
       async (rows) => {
+        await reordering;
         if (toId === undefined && rows.length === BATCH_ROWS) {
           toId = await source.largestId();
           send({ catchingUp: { fromId, atId: watermark, toId } });
@@ -471,18 +478,24 @@ async function appendNewRows(): Promise<void> {
         }
       },
     );
+    uncheckpointedRows += appended;
     // Not while the index closes: the rows stay recorded as waiting, and are put in order at the next opening.
     if (reorderDue && !closing) {
       // Rows that came in time order, with none waiting from before them, are in order as appended.
       if (inTimeOrder && unorderedAfter === fromId) await recordInOrder();
-      else await reorderByTime();
+      else {
+        // Written to the file first: sorting them while they still took DuckDB's memory ran out of it at the smallest memory limit.
+        await checkpoint();
+        reordering = reorderByTime().finally(() => {
+          reordering = undefined;
+        });
+      }
     }
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
   if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
-  uncheckpointedRows += appended;
-  if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
+  if (uncheckpointedRows >= CHECKPOINT_ROWS && !reordering) await checkpoint();
 }
 
 /** The id after which rows wait to be put in time order, as the index's file records it. */
@@ -510,17 +523,14 @@ async function recordInOrder(): Promise<void> {
  * Puts the rows after unorderedAfter in time order (reorderByTimeStatements), in one transaction
  * that also removes the record of them waiting. One that fails leaves them as they were, in id
  * order, which answers the same, more slowly, and still recorded: they are put in order at the
- * end of the next large catch-up, or at the next opening. The rows appended are written to the
- * file first: sorting them while they still took DuckDB's memory ran out of it at the smallest
- * memory limit.
+ * end of the next large catch-up, or at the next opening.
  */
 async function reorderByTime(): Promise<void> {
   reorderDue = false;
   const afterId = unorderedAfter!;
-  await checkpoint();
   const began = performance.now();
-  await writer.run('BEGIN TRANSACTION');
   try {
+    await writer.run('BEGIN TRANSACTION');
     for (const { sql, params } of reorderByTimeStatements(table, afterId)) await writer.run(sql, params.values, params.types);
     await writer.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
     await writer.run('COMMIT');
@@ -529,7 +539,12 @@ async function reorderByTime(): Promise<void> {
   } catch (error) {
     await writer.run('ROLLBACK').catch(() => {});
     log(`columnar index: not put in time order (${(error as Error).message}); trying again after the next large catch-up or opening`);
+    endIfInvalidated(error as Error);
+    return;
   }
+  // The rows rewritten wait in the write-ahead log as rows appended do.
+  uncheckpointedRows += watermark - afterId;
+  await checkpoint();
 }
 
 /**
@@ -780,6 +795,7 @@ async function close(): Promise<void> {
   // No statement begins once closing; those running stop.
   for (const questionId of new Set(questionOn.values())) interruptWhileRunning(questionId);
   await catchingUp.settled();
+  await reordering;
   await readingUnindexed.settled();
   await Promise.allSettled(beingAnswered.values());
   for (const reader of readers) reader.closeSync();
