@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MIN_COLUMNAR_MEMORY_MIB } from '../../src/config.js';
 import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
-import { duckDbSettings, incomingTableStatement, indexingStatements, layoutStatements, reorderByTimeStatements } from '../../src/db/columnar/queries.js';
+import { duckDbSettings, incomingTableStatements, indexingStatements, layoutStatements, reorderByTimeStatements } from '../../src/db/columnar/queries.js';
 import { tempDir } from '../helpers/database.js';
 
 const ROWS = 600_000;
@@ -22,7 +22,8 @@ test(`the index takes ${ROWS} rows in batches as a catch-up does, and puts them 
   const instance = await DuckDBInstance.create(path.join(dir, 'index.duckdb'), duckDbSettings(`${MIN_COLUMNAR_MEMORY_MIB}MB`, 1));
   const connection = await instance.connect();
   try {
-    for (const statement of [...layoutStatements(table, columns, hashed), incomingTableStatement(columns, sourceLayout)]) await connection.run(statement);
+    for (const statement of [...layoutStatements(table, columns, hashed), ...incomingTableStatements(columns, hashed, sourceLayout)])
+      await connection.run(statement);
     for (let first = 1; first <= ROWS; first += BATCH) {
       await connection.run('BEGIN TRANSACTION');
       // Entries as the import writes them, with a buyer, a zip code and an address of their own to

@@ -5,7 +5,7 @@ import { CONVERSION_INDEX_LAYOUT } from '../../src/conversions/questions.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { validateConversion } from '../../src/conversions/validate.js';
-import { hashedColumn, idsAfterQuery, incomingTableStatement, indexingStatements, INCOMING_TABLE, layoutStatements } from '../../src/db/columnar/queries.js';
+import { hashedColumn, idsAfterQuery, incomingTableStatements, indexingStatements, INCOMING_TABLE, layoutStatements } from '../../src/db/columnar/queries.js';
 import { compare, rowMatcher, unindexedRowOf } from '../../src/db/columnar/unindexed-rows.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { conversionRecord } from '../helpers/fixtures.js';
@@ -32,7 +32,7 @@ async function withRowsIndexed<T>(rows: unknown[][], use: (connection: DuckDBCon
   const connection = await instance.connect();
   try {
     for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
-    await connection.run(incomingTableStatement(columns, sourceLayout));
+    for (const statement of incomingTableStatements(columns, hashed, sourceLayout)) await connection.run(statement);
     const appender = await connection.createAppender(INCOMING_TABLE, 'main', 'temp');
     for (const [id, accountId, createdAt, document] of rows) {
       appender.appendBigInt(BigInt(id as number));

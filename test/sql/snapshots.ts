@@ -36,7 +36,7 @@ import {
   createdAtWindowsQuery,
   countQuery,
   idsAfterQuery,
-  incomingTableStatement,
+  incomingTableStatements,
   indexingStatements,
   layoutStatements,
   pageQuery,
@@ -462,7 +462,10 @@ export async function snapshotFiles(): Promise<Map<string, string>> {
   const statements = (call: string, list: string[]) =>
     add('duckdb/columnar.sql', `-- ${call}\n${list.map((statement) => `${formatSql(statement)};`).join('\n')}\n`);
   statements(`layoutStatements("${table}", the filterable columns, ${JSON.stringify(hashed)})`, layoutStatements(table, columns, hashed));
-  statements(`incomingTableStatement(the filterable columns, ${JSON.stringify(sourceLayout)})`, [incomingTableStatement(columns, sourceLayout)]);
+  statements(
+    `incomingTableStatements(the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(sourceLayout)})`,
+    incomingTableStatements(columns, hashed, sourceLayout),
+  );
   statements(
     `indexingStatements("${table}", the filterable columns, ${JSON.stringify(hashed)}, ${JSON.stringify(sourceLayout)})`,
     indexingStatements(table, columns, hashed, sourceLayout),

@@ -15,7 +15,7 @@ import {
   idsAfterQuery,
   INCOMING_TABLE,
   reorderByTimeStatements,
-  incomingTableStatement,
+  incomingTableStatements,
   indexingStatements,
   layoutStatements,
   pageQuery,
@@ -369,7 +369,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
     if (format !== undefined) log('columnar index: made for another layout; building it again');
     await createTables(writer);
   }
-  await writer.run(incomingTableStatement(columns, sourceLayout));
+  for (const statement of incomingTableStatements(columns, hashed, sourceLayout)) await writer.run(statement);
   const readers: DuckDBConnection[] = [];
   for (let count = 0; count < READERS; count++) readers.push(await instance.connect());
   return { instance, writer, readers };

@@ -76,6 +76,8 @@ export function hashedColumn(name: string): string {
 
 /** The temporary table each batch of source rows is appended to before indexingStatements index it, in one transaction. */
 export const INCOMING_TABLE = 'incoming';
+// The temporary table each batch's documents are parsed into, once, for every table of the index to read.
+const PARSED_TABLE = 'parsed';
 
 // The type json_transform reads each kind of column from the document as.
 const JSON_TYPE: Record<Exclude<FilterColumn['type'], 'timestamp'>, unknown> = {
@@ -86,28 +88,43 @@ const JSON_TYPE: Record<Exclude<FilterColumn['type'], 'timestamp'>, unknown> = {
   stringArray: ['VARCHAR'],
 };
 
-/** The temporary table a batch of source rows is appended to: id, account_id, the row columns, the document. */
-export function incomingTableStatement(columns: FilterColumn[], source: SourceLayout): string {
+/**
+ * The temporary tables of a batch of source rows: INCOMING_TABLE, appended to (id, account_id,
+ * the row columns, the document), and PARSED_TABLE, the same rows with each document's values
+ * read (documentValues).
+ */
+export function incomingTableStatements(columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
   const rowColumns = source.rowColumns.map((name) => `${name} ${duckDbType(columnNamed(columns, name).type)}`);
-  return `CREATE OR REPLACE TEMP TABLE ${INCOMING_TABLE} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${[...rowColumns, 'document VARCHAR NOT NULL'].join(', ')})`;
+  const keys = ['id', 'account_id', ...source.rowColumns];
+  return [
+    `CREATE OR REPLACE TEMP TABLE ${INCOMING_TABLE} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${[...rowColumns, 'document VARCHAR NOT NULL'].join(', ')})`,
+    // Typed as json_transform answers.
+    `CREATE OR REPLACE TEMP TABLE ${PARSED_TABLE} AS SELECT ${keys.join(', ')}, ${documentValues(columns, hashed, source)} AS d FROM ${INCOMING_TABLE} LIMIT 0`,
+  ];
 }
 
-/**
- * The statements that move the rows appended to INCOMING_TABLE into the index and empty it: each
- * document parsed by DuckDB's JSON reader into the columns it holds, e-mail addresses hashed (the
- * first 8 bytes of their SHA-256, the same in every version), and each array's distinct elements
- * into its own table. They name no table of their own making, so that the index prepares them
- * once: planning them again for every catch-up took longer than a few rows' work.
- */
-export function indexingStatements(table: string, columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
-  const scalarColumns = columns.filter((column) => !column.storage);
+/** What the index reads from a row's document, parsed by DuckDB's JSON reader: every column not among the row columns, hashed ones as text. */
+function documentValues(columns: FilterColumn[], hashed: string[], source: SourceLayout): string {
   const structure: Record<string, unknown> = {};
-  for (const column of scalarColumns.filter((column) => !source.rowColumns.includes(column.name))) {
+  for (const column of columns.filter((column) => !source.rowColumns.includes(column.name))) {
     if (column.type === 'timestamp') throw new Error(`${column.name}: a timestamp is read from the source row, not from its document`);
     structure[column.name] = JSON_TYPE[column.type];
   }
   for (const name of hashed) structure[name] = 'VARCHAR';
-  const parsed = `SELECT id, account_id, ${source.rowColumns.map((name) => `${name}, `).join('')}${jsonTransform(structure)} AS d FROM ${INCOMING_TABLE}`;
+  return jsonTransform(structure);
+}
+
+/**
+ * The statements that move the rows appended to INCOMING_TABLE into the index and empty it: each
+ * document parsed once by DuckDB's JSON reader (parsing it again for each table of the index took
+ * longer than keeping the values), e-mail addresses hashed (the first 8 bytes of their SHA-256,
+ * the same in every version), and each array's distinct elements into its own table. They name
+ * no table of their own making, so that the index prepares them once: planning them again for
+ * every catch-up took longer than a few rows' work.
+ */
+export function indexingStatements(table: string, columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
+  const scalarColumns = columns.filter((column) => !column.storage);
+  const keys = ['id', 'account_id', ...source.rowColumns];
   const values = scalarColumns.map((column) =>
     source.rowColumns.includes(column.name) ? column.name : column.type === 'boolean' ? `d.${column.name}::TINYINT` : `d.${column.name}`,
   );
@@ -116,18 +133,18 @@ export function indexingStatements(table: string, columns: FilterColumn[], hashe
   const ranks = ranked.map((column) => rankSql(`d.${column.name}`));
   const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
   const statements = [
-    `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...ranks, ...hashes].join(', ')} FROM (${parsed})`,
+    `INSERT INTO ${PARSED_TABLE} SELECT ${keys.join(', ')}, ${documentValues(columns, hashed, source)} FROM ${INCOMING_TABLE}`,
+    `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...ranks, ...hashes].join(', ')} FROM ${PARSED_TABLE}`,
   ];
   for (const { name, storage } of columns.filter((column) => column.storage)) {
     const { table: elements, parentColumn, valueColumn } = storage!;
     // list_distinct, not SELECT DISTINCT: DuckDB 1.5 ran a prepared SELECT DISTINCT over unnest
     // inside a transaction with wrong ids and accounts in its rows.
-    const elementsOf = `${jsonTransform({ [name]: JSON_TYPE.stringArray })}.${name}`;
     statements.push(
-      `INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT id, account_id, unnest(list_distinct(${elementsOf})) FROM ${INCOMING_TABLE}`,
+      `INSERT INTO ${elements} (${parentColumn}, account_id, ${valueColumn}) SELECT id, account_id, unnest(list_distinct(d.${name})) FROM ${PARSED_TABLE}`,
     );
   }
-  statements.push(`DELETE FROM ${INCOMING_TABLE}`);
+  statements.push(`DELETE FROM ${PARSED_TABLE}`, `DELETE FROM ${INCOMING_TABLE}`);
   return statements;
 }
 
