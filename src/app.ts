@@ -200,7 +200,7 @@ export async function buildApp({
 /** The answer to a database error that says the request may simply be sent again: 503 and why. */
 function databaseAnswer(database: Database, error: unknown, config: Config) {
   if (database.isStatementTimeout(error)) return tooSlow(config.requestStatementTimeoutMs);
-  if (error instanceof IndexTooSlowError) return indexTooSlow(error.limitMs, error.percentDone);
+  if (error instanceof IndexTooSlowError) return indexTooSlow(error.limitMs, error.percentDone, error.secondsLeft);
   if (error instanceof IndexUnavailableError) return indexUnavailable();
   if (database.isBusy(error)) return busy();
   return undefined;

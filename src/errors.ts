@@ -31,9 +31,10 @@ export const tooSlow = (limitMs: number) =>
 
 /**
  * A question the columnar index of conversions did not answer within the statement time limit:
- * most often while it catches up after a large import, which `percentDone` then says how far it is.
+ * most often while it catches up after a large import, which `percentDone` then says how far it
+ * is, and `secondsLeft` (once its pace is known) how long it has to go, which is when to ask again.
  */
-export function indexTooSlow(limitMs: number, percentDone: number | undefined): AppError {
+export function indexTooSlow(limitMs: number, percentDone: number | undefined, secondsLeft?: number): AppError {
   const seconds = `${limitMs / 1000} s`;
   if (percentDone === undefined) {
     return new AppError(
@@ -41,10 +42,19 @@ export function indexTooSlow(limitMs: number, percentDone: number | undefined): 
       `the index of conversions took longer than ${seconds} over this request: ask again later (a list can also be narrowed by more selective filters)`,
     );
   }
+  if (secondsLeft === undefined) {
+    return new AppError(
+      503,
+      `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${seconds}: ask again in a minute`,
+      60,
+    );
+  }
+  const toGo = Math.max(1, Math.ceil(secondsLeft));
+  const askAgainIn = Math.min(60, toGo);
   return new AppError(
     503,
-    `the index of conversions is catching up after a large write (${percentDone}% done) and could not answer within ${seconds}: ask again in a minute`,
-    60,
+    `the index of conversions is catching up after a large write (${percentDone}% done, about ${toGo} s to go) and could not answer within ${seconds}: ask again in ${askAgainIn} s`,
+    askAgainIn,
   );
 }
 

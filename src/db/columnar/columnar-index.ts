@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Filter } from '../../filters/parse.js';
 import { startChildProcess } from '../child-process.js';
+import { type ProgressAt, secondsLeft } from './catch-up-pace.js';
 import {
   type BatchOfIds,
   type CatchUpProgress,
@@ -35,6 +36,8 @@ export class IndexTooSlowError extends Error {
   constructor(
     readonly limitMs: number,
     readonly progress: CatchUpProgress | undefined,
+    /** The seconds the catch-up has left at its pace so far, when it has one. */
+    readonly secondsLeft?: number,
   ) {
     super(`the columnar index did not answer within ${limitMs} ms`);
     this.name = 'IndexTooSlowError';
@@ -100,6 +103,8 @@ export class ColumnarIndex {
   readonly opened = new Promise<boolean>((resolve) => (this.markOpened = resolve));
   /** How far the long catch-up under way has come, if one is. */
   catchingUp: CatchUpProgress | undefined;
+  /** Where that catch-up stood when this service first heard of it, to tell its pace. */
+  private catchUpFirstSeen: ProgressAt | undefined;
 
   status(): IndexStatus {
     if (this.openFailure !== undefined) return { state: 'unavailable', rowsBehind: 0 };
@@ -151,7 +156,9 @@ export class ColumnarIndex {
       const limitMs = this.settings.questionTimeoutMs;
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new IndexTooSlowError(limitMs, this.catchingUp));
+        const progress = this.catchingUp;
+        const first = this.catchUpFirstSeen;
+        reject(new IndexTooSlowError(limitMs, progress, progress && first && secondsLeft(first, { atId: progress.atId, atMs: Date.now() }, progress)));
         if (this.child === child && child.connected) child.send({ kind: 'forget', id } satisfies ColumnarRequest);
       }, limitMs);
       this.pending.set(id, {
@@ -193,6 +200,12 @@ export class ColumnarIndex {
     if (this.ownFile) removeIndexFiles(this.file);
   }
 
+  private heardOfCatchUp(progress: CatchUpProgress | undefined): void {
+    if (!progress) this.catchUpFirstSeen = undefined;
+    else if (progress.fromId !== this.catchingUp?.fromId || !this.catchUpFirstSeen) this.catchUpFirstSeen = { atId: progress.atId, atMs: Date.now() };
+    this.catchingUp = progress;
+  }
+
   private start(): ChildProcess {
     const child = startChildProcess(import.meta.url, 'index-process');
     this.child = child;
@@ -200,7 +213,7 @@ export class ColumnarIndex {
     child.send({ ...options, file: this.file, temporary: this.ownFile } satisfies ColumnarOptions);
     child.on('message', (message: ColumnarResponse) => {
       if ('log' in message) this.log(message.log);
-      else if ('catchingUp' in message) this.catchingUp = message.catchingUp ?? undefined;
+      else if ('catchingUp' in message) this.heardOfCatchUp(message.catchingUp ?? undefined);
       else if ('opened' in message) {
         if (this.openFailure !== undefined) this.log('columnar index: opened');
         this.openFailure = undefined;
@@ -219,7 +232,7 @@ export class ColumnarIndex {
     });
     const stopped = (error: Error) => {
       if (this.child === child) this.child = undefined;
-      this.catchingUp = undefined;
+      this.heardOfCatchUp(undefined);
       for (const waiting of this.pending.values()) waiting.reject(error);
       this.pending.clear();
     };
