@@ -208,6 +208,19 @@ async function onIndexFile<T>(file: string, work: (connection: DuckDBConnection)
   }
 }
 
+/** Whether an index's rows are stored in time order, and the id after which its file records rows waiting to be (if it does). */
+function storedOrder(file: string): Promise<{ inOrder: unknown; waiting: unknown }> {
+  return onIndexFile(file, async (connection) => {
+    const [inOrder] = (
+      await connection.runAndReadAll(
+        'SELECT bool_and(before IS NULL OR created_at >= before) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY rowid) AS before FROM conversions)',
+      )
+    ).getRows()[0]!;
+    const waiting = (await connection.runAndReadAll("SELECT value FROM index_meta WHERE key = 'unordered_after'")).getRows()[0]?.[0];
+    return { inOrder, waiting };
+  });
+}
+
 /** Runs `statements` on the DuckDB file of an index no process holds (onIndexFile). */
 function runOnIndexFile(file: string, ...statements: string[]): Promise<void> {
   return onIndexFile(file, async (connection) => {
@@ -803,17 +816,7 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
   const { id } = await new AccountService(database.db).findOrCreateAccount('waiting');
   const imported = records(52_000, 16);
   await insertConversions(database, id, imported);
-  // Physically in time order, and whether the record of rows waiting is there.
-  const storedState = () =>
-    onIndexFile(file, async (connection) => {
-      const [inOrder] = (
-        await connection.runAndReadAll(
-          'SELECT bool_and(before IS NULL OR created_at >= before) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY rowid) AS before FROM conversions)',
-        )
-      ).getRows()[0]!;
-      const waiting = (await connection.runAndReadAll("SELECT value FROM index_meta WHERE key = 'unordered_after'")).getRows()[0]?.[0];
-      return { inOrder, waiting };
-    });
+  const storedState = () => storedOrder(file);
   const opened = async () => {
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
@@ -823,6 +826,8 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
       const [from, to] = [times[30_000]!, times[40_000]!];
       const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
       assert.equal((await questions.page(id, 1, window, 1)).total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+      // The rewrite follows the answers, and closing would stop it.
+      await untilLogged(logged, /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/);
     } finally {
       await questions.close();
     }
@@ -842,12 +847,41 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
     );
     assert.deepEqual(await storedState(), { inOrder: false, waiting: '0' });
 
-    const logged = await opened();
-    assert.ok(
-      logged.some((line) => /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/.test(line)),
-      logged.join('\n'),
-    );
+    await opened();
     assert.deepEqual(await storedState(), { inOrder: true, waiting: undefined });
+  } finally {
+    await database.close();
+  }
+});
+
+test('closing while the rows are put in time order stops the rewrite or lets it end, and either way the next opening leaves them in order', async () => {
+  const database = await freshDatabase('sqlite');
+  const file = path.join(database.dataDir, 'conversions.duckdb');
+  const { id } = await new AccountService(database.db).findOrCreateAccount('closed-mid-rewrite');
+  const imported = records(52_000, 18);
+  await insertConversions(database, id, imported);
+  const reopened = async (closing: 'at once' | 'once in order') => {
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+    try {
+      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      if (closing === 'once in order') await untilLogged(logged, /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/);
+    } finally {
+      // At once: as soon as the rows are answered, most often while the rewrite, which follows, still runs.
+      await questions.close();
+    }
+    return logged;
+  };
+  try {
+    const logged = await reopened('at once');
+    const stopped = logged.some((line) => line.startsWith('columnar index: not put in time order (INTERRUPT'));
+    const ended = logged.some((line) => /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/.test(line));
+    assert.ok(stopped !== ended, logged.join('\n'));
+    // Stopped, the rows stay as appended (in no order of time) and recorded as waiting.
+    assert.deepEqual(await storedOrder(file), stopped ? { inOrder: false, waiting: '0' } : { inOrder: true, waiting: undefined });
+
+    await reopened('once in order');
+    assert.deepEqual(await storedOrder(file), { inOrder: true, waiting: undefined });
   } finally {
     await database.close();
   }

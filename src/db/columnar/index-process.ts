@@ -794,8 +794,13 @@ async function close(): Promise<void> {
   clearInterval(poll);
   // No statement begins once closing; those running stop.
   for (const questionId of new Set(questionOn.values())) interruptWhileRunning(questionId);
+  // A rewrite in time order under way stops too: its rows stay recorded as waiting, and are put in order at the next opening.
+  if (reordering) {
+    const interrupting = setInterval(() => writer.interrupt(), INTERRUPT_AGAIN_MS);
+    writer.interrupt();
+    await reordering.finally(() => clearInterval(interrupting));
+  }
   await catchingUp.settled();
-  await reordering;
   await readingUnindexed.settled();
   await Promise.allSettled(beingAnswered.values());
   for (const reader of readers) reader.closeSync();
