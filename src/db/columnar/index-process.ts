@@ -97,6 +97,9 @@ const UNORDERED_AFTER = 'unordered_after';
 const CREATED_AT_AT = 2 + sourceLayout.rowColumns.indexOf('created_at');
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
 const CHECKPOINT_ROWS = 50_000;
+// How often, and how many times at most, a checkpoint is tried again between questions (checkpointBetweenQuestions).
+const CHECKPOINT_AGAIN_MS = 50;
+const CHECKPOINT_TRIES = 20;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
 const LOCK_WAIT_MS = 10_000;
 // The most rows above the watermark read for pages and summaries (unindexedFor); beyond them a question waits for a catch-up.
@@ -484,8 +487,6 @@ async function appendNewRows(): Promise<void> {
       // Rows that came in time order, with none waiting from before them, are in order as appended.
       if (inTimeOrder && unorderedAfter === fromId) await recordInOrder();
       else {
-        // Written to the file first: sorting them while they still took DuckDB's memory ran out of it at the smallest memory limit.
-        await checkpoint();
         reordering = reorderByTime().finally(() => {
           reordering = undefined;
         });
@@ -529,7 +530,11 @@ async function reorderByTime(): Promise<void> {
   reorderDue = false;
   const afterId = unorderedAfter!;
   const began = performance.now();
+  // The rows appended are written to the file first: sorting them while they still took DuckDB's
+  // memory ran out of it at the smallest memory limit.
+  await checkpointBetweenQuestions();
   try {
+    if (closing) throw new Error('the index is closing');
     await writer.run('BEGIN TRANSACTION');
     for (const { sql, params } of reorderByTimeStatements(table, afterId)) await writer.run(sql, params.values, params.types);
     await writer.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
@@ -545,6 +550,27 @@ async function reorderByTime(): Promise<void> {
   // The rows rewritten wait in the write-ahead log as rows appended do.
   uncheckpointedRows += watermark - afterId;
   await checkpoint();
+}
+
+/**
+ * A checkpoint (as `checkpoint`) taken between questions: one fails while a question runs, so it
+ * is tried again every CHECKPOINT_AGAIN_MS, CHECKPOINT_TRIES times at most. (FORCE CHECKPOINT
+ * would hold every new question back until those running had ended.)
+ */
+async function checkpointBetweenQuestions(): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      await writer.run('CHECKPOINT');
+      uncheckpointedRows = 0;
+      return;
+    } catch (error) {
+      if (tries === CHECKPOINT_TRIES || closing) {
+        log(`columnar index: not checkpointed (${(error as Error).message}); trying again after the next catch-up`);
+        return;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_AGAIN_MS));
+  }
 }
 
 /**

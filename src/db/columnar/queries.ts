@@ -90,28 +90,29 @@ const JSON_TYPE: Record<Exclude<FilterColumn['type'], 'timestamp'>, unknown> = {
 
 /**
  * The temporary tables of a batch of source rows: INCOMING_TABLE, appended to (id, account_id,
- * the row columns, the document), and PARSED_TABLE, the same rows with each document's values
- * read (documentValues).
+ * the row columns, the document), and PARSED_TABLE, the same rows with their documents read (parsedRows).
  */
 export function incomingTableStatements(columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
   const rowColumns = source.rowColumns.map((name) => `${name} ${duckDbType(columnNamed(columns, name).type)}`);
-  const keys = ['id', 'account_id', ...source.rowColumns];
   return [
     `CREATE OR REPLACE TEMP TABLE ${INCOMING_TABLE} (id BIGINT NOT NULL, account_id BIGINT NOT NULL, ${[...rowColumns, 'document VARCHAR NOT NULL'].join(', ')})`,
     // Typed as json_transform answers.
-    `CREATE OR REPLACE TEMP TABLE ${PARSED_TABLE} AS SELECT ${keys.join(', ')}, ${documentValues(columns, hashed, source)} AS d FROM ${INCOMING_TABLE} LIMIT 0`,
+    `CREATE OR REPLACE TEMP TABLE ${PARSED_TABLE} AS ${parsedRows(columns, hashed, source)} LIMIT 0`,
   ];
 }
 
-/** What the index reads from a row's document, parsed by DuckDB's JSON reader: every column not among the row columns, hashed ones as text. */
-function documentValues(columns: FilterColumn[], hashed: string[], source: SourceLayout): string {
+/**
+ * The rows of INCOMING_TABLE with their documents parsed by DuckDB's JSON reader into `d`: every
+ * column the index holds that is not among the row columns, hashed ones as text.
+ */
+function parsedRows(columns: FilterColumn[], hashed: string[], source: SourceLayout): string {
   const structure: Record<string, unknown> = {};
   for (const column of columns.filter((column) => !source.rowColumns.includes(column.name))) {
     if (column.type === 'timestamp') throw new Error(`${column.name}: a timestamp is read from the source row, not from its document`);
     structure[column.name] = JSON_TYPE[column.type];
   }
   for (const name of hashed) structure[name] = 'VARCHAR';
-  return jsonTransform(structure);
+  return `SELECT ${['id', 'account_id', ...source.rowColumns].join(', ')}, ${jsonTransform(structure)} AS d FROM ${INCOMING_TABLE}`;
 }
 
 /**
@@ -124,7 +125,6 @@ function documentValues(columns: FilterColumn[], hashed: string[], source: Sourc
  */
 export function indexingStatements(table: string, columns: FilterColumn[], hashed: string[], source: SourceLayout): string[] {
   const scalarColumns = columns.filter((column) => !column.storage);
-  const keys = ['id', 'account_id', ...source.rowColumns];
   const values = scalarColumns.map((column) =>
     source.rowColumns.includes(column.name) ? column.name : column.type === 'boolean' ? `d.${column.name}::TINYINT` : `d.${column.name}`,
   );
@@ -133,7 +133,7 @@ export function indexingStatements(table: string, columns: FilterColumn[], hashe
   const ranks = ranked.map((column) => rankSql(`d.${column.name}`));
   const hashes = hashed.map((name) => `('0x' || left(sha256(d.${name}), 16))::UBIGINT`);
   const statements = [
-    `INSERT INTO ${PARSED_TABLE} SELECT ${keys.join(', ')}, ${documentValues(columns, hashed, source)} FROM ${INCOMING_TABLE}`,
+    `INSERT INTO ${PARSED_TABLE} ${parsedRows(columns, hashed, source)}`,
     `INSERT INTO ${table} (id, account_id, ${names.join(', ')}) SELECT id, account_id, ${[...values, ...ranks, ...hashes].join(', ')} FROM ${PARSED_TABLE}`,
   ];
   for (const { name, storage } of columns.filter((column) => column.storage)) {
