@@ -487,6 +487,7 @@ async function appendNewRows(): Promise<void> {
       // Rows that came in time order, with none waiting from before them, are in order as appended.
       if (inTimeOrder && unorderedAfter === fromId) await recordInOrder();
       else {
+        // Not waited for: the questions waiting for this catch-up need only the rows appended.
         reordering = reorderByTime().finally(() => {
           reordering = undefined;
         });
