@@ -12,7 +12,6 @@ test('a catch-up has as many seconds left as its pace since it was first seen gi
     { first: [40_000, 1_000], now: [45_000, 1_000], toId: 1_000_000, left: undefined, why: 'no time gone by' },
   ];
   for (const { first, now, toId, left, why } of cases) {
-    const progress = { fromId: 0, atId: now[0], toId };
-    assert.equal(secondsLeft({ atId: first[0], atMs: first[1] }, { atId: now[0], atMs: now[1] }, progress), left, why);
+    assert.equal(secondsLeft({ atId: first[0], atMs: first[1] }, { fromId: 0, atId: now[0], toId }, now[1]), left, why);
   }
 });

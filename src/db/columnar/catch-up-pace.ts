@@ -7,12 +7,13 @@ export interface ProgressAt {
 }
 
 /**
- * The seconds a catch-up has left at the pace it kept since `first` (where it stood when first
- * seen): ids are counted as rows, which gaps make an estimate. Undefined until it has moved.
+ * The seconds a catch-up at `progress` at time `nowMs` has left, at the pace it kept since
+ * `first` (where it stood when first seen): ids are counted as rows, which gaps make an
+ * estimate. Undefined until it has moved.
  */
-export function secondsLeft(first: ProgressAt, now: ProgressAt, progress: CatchUpProgress): number | undefined {
-  const idsDone = now.atId - first.atId;
-  const elapsedMs = now.atMs - first.atMs;
+export function secondsLeft(first: ProgressAt, progress: CatchUpProgress, nowMs: number): number | undefined {
+  const idsDone = progress.atId - first.atId;
+  const elapsedMs = nowMs - first.atMs;
   if (idsDone <= 0 || elapsedMs <= 0) return undefined;
-  return (Math.max(0, progress.toId - now.atId) * elapsedMs) / idsDone / 1000;
+  return (Math.max(0, progress.toId - progress.atId) * elapsedMs) / idsDone / 1000;
 }

@@ -158,7 +158,7 @@ export class ColumnarIndex {
         this.pending.delete(id);
         const progress = this.catchingUp;
         const first = this.catchUpFirstSeen;
-        reject(new IndexTooSlowError(limitMs, progress, progress && first && secondsLeft(first, { atId: progress.atId, atMs: Date.now() }, progress)));
+        reject(new IndexTooSlowError(limitMs, progress, progress && first && secondsLeft(first, progress, Date.now())));
         if (this.child === child && child.connected) child.send({ kind: 'forget', id } satisfies ColumnarRequest);
       }, limitMs);
       this.pending.set(id, {

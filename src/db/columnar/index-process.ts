@@ -97,7 +97,7 @@ const UNORDERED_AFTER = 'unordered_after';
 const CREATED_AT_AT = 2 + sourceLayout.rowColumns.indexOf('created_at');
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
 const CHECKPOINT_ROWS = 50_000;
-// How often, and how many times at most, a checkpoint is tried again between questions (checkpointBetweenQuestions).
+// How often, and how many times at most, the checkpoint before a rewrite in time order is tried between questions.
 const CHECKPOINT_AGAIN_MS = 50;
 const CHECKPOINT_TRIES = 20;
 // How long a DuckDB file held by another process is waited for before the index fails to open.
@@ -533,7 +533,7 @@ async function reorderByTime(): Promise<void> {
   const began = performance.now();
   // The rows appended are written to the file first: sorting them while they still took DuckDB's
   // memory ran out of it at the smallest memory limit.
-  await checkpointBetweenQuestions();
+  await checkpoint(CHECKPOINT_TRIES);
   try {
     if (closing) throw new Error('the index is closing');
     await writer.run('BEGIN TRANSACTION');
@@ -554,37 +554,24 @@ async function reorderByTime(): Promise<void> {
 }
 
 /**
- * A checkpoint (as `checkpoint`) taken between questions: one fails while a question runs, so it
- * is tried again every CHECKPOINT_AGAIN_MS, CHECKPOINT_TRIES times at most. (FORCE CHECKPOINT
- * would hold every new question back until those running had ended.)
+ * Writes what the index holds only in memory and its write-ahead log (the rows appended last)
+ * to its file, so that their memory can go. It fails while a question runs: it is tried `tries`
+ * times, CHECKPOINT_AGAIN_MS apart, then again after the next catch-up, a second later at most.
+ * (FORCE CHECKPOINT would hold every new question back until those running had ended.)
  */
-async function checkpointBetweenQuestions(): Promise<void> {
-  for (let tries = 1; ; tries++) {
+async function checkpoint(tries = 1): Promise<void> {
+  for (let tried = 1; ; tried++) {
     try {
       await writer.run('CHECKPOINT');
       uncheckpointedRows = 0;
       return;
     } catch (error) {
-      if (tries === CHECKPOINT_TRIES || closing) {
+      if (tried >= tries || closing) {
         log(`columnar index: not checkpointed (${(error as Error).message}); trying again after the next catch-up`);
         return;
       }
     }
     await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_AGAIN_MS));
-  }
-}
-
-/**
- * Writes what the index holds only in memory and its write-ahead log (the rows appended last)
- * to its file, so that their memory can go. It fails while a question
- * runs, and is tried again after the next catch-up, a second later at most.
- */
-async function checkpoint(): Promise<void> {
-  try {
-    await writer.run('CHECKPOINT');
-    uncheckpointedRows = 0;
-  } catch (error) {
-    log(`columnar index: not checkpointed (${(error as Error).message}); trying again after the next catch-up`);
   }
 }
 
