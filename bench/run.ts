@@ -49,6 +49,8 @@ import {
   children,
   CLIENT_NODE_FLAGS,
   freshPostgres,
+  latencies,
+  type Latencies,
   listeningAddress,
   memoryMiB,
   processMemoryMiB,
@@ -67,6 +69,8 @@ const MiB = 1024 * 1024;
 // How often the service is asked, after the import, whether it answers for every row.
 const CATCH_UP_POLL_MS = 50;
 const CATCH_UP_GIVE_UP_MS = 10 * 60 * 1000;
+// Another account's conversions, imported before the large import, asked about while the service catches up with it.
+const OTHER_ACCOUNT_ROWS = 1_000;
 
 const TARGETS = {
   sqlite: {
@@ -181,26 +185,28 @@ interface Stack {
   import: { seconds: number; rowsPerSecond: number };
   /** From the import's end until a new question first counted every row imported. */
   caughtUp: { ms: number; polls: number };
+  /** Another account's new questions meanwhile, every CATCH_UP_POLL_MS: how long each took, and how many were refused (503). */
+  otherAccount: Latencies & { refused: number };
 }
 
 /**
  * Asks, every CATCH_UP_POLL_MS from `since` (the import's end), a question never asked before
  * (amount.lt a new bound above every amount) until its total is every row imported.
  */
-async function untilEveryRowAnswered(baseUrl: string, since: number): Promise<{ ms: number; polls: number }> {
+async function untilEveryRowAnswered(baseUrl: string, since: number, apiKey = API_KEY, rows = options.conversions): Promise<{ ms: number; polls: number }> {
   for (let polls = 1; ; polls++) {
     const began = performance.now();
     const url = `${baseUrl}/api/v1/conversions?amount.lt=${100_000 + polls}`;
-    const response = await fetch(url, { headers: { 'x-api-key': API_KEY } });
+    const response = await fetch(url, { headers: { 'x-api-key': apiKey } });
     const body = await response.text();
     const ms = performance.now() - since;
     // A 503 says the index is still catching up (it did not answer within the service's time limit).
     const catchingUp = response.status === 503 && ms <= CATCH_UP_GIVE_UP_MS;
     if (response.status !== 200 && !catchingUp) throw new BenchFailure(`${url} answered ${response.status} after the import: ${body}`);
     const totalEntries = catchingUp ? 0 : (JSON.parse(body) as ListAnswer).totalEntries;
-    if (totalEntries === options.conversions) return { ms, polls };
-    if (totalEntries > options.conversions || ms > CATCH_UP_GIVE_UP_MS) {
-      throw new BenchFailure(`${url} answered totalEntries ${totalEntries} ${(ms / 1000).toFixed(1)} s after importing ${options.conversions} rows`);
+    if (totalEntries === rows) return { ms, polls };
+    if (totalEntries > rows || ms > CATCH_UP_GIVE_UP_MS) {
+      throw new BenchFailure(`${url} answered totalEntries ${totalEntries} ${(ms / 1000).toFixed(1)} s after importing ${rows} rows`);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CATCH_UP_POLL_MS - (performance.now() - began))));
   }
@@ -245,6 +251,10 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
   cleanups.push(() => stop(service.child));
   log(`${name}: service ${service.baseUrl} (pid ${service.child.pid})${canPin ? ', pinned to core 0' : ''}, on an empty database`);
 
+  const otherKey = (await cli(1, ['keys', 'create', '--account', 'other'])).trim().split('\n').at(-1)!;
+  await cli(1, ['seed', '--conversions', String(OTHER_ACCOUNT_ROWS), '--assets', '0', '--account', 'other']);
+  await untilEveryRowAnswered(service.baseUrl, performance.now(), otherKey, OTHER_ACCOUNT_ROWS);
+
   const began = performance.now();
   const imported = await cli(1, ['conversions', 'import', ndjson]);
   const importEnded = performance.now();
@@ -252,14 +262,39 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
   if (!imported.includes(`imported ${options.conversions} conversions`)) throw new BenchFailure(`${name}: the import did not import every row: ${imported}`);
   const rowsPerSecond = options.conversions / seconds;
   log(`${name}: imported ${options.conversions} rows in ${seconds.toFixed(1)} s: ${rowsPerSecond.toFixed(0)} rows/s`);
-  const caughtUp = await untilEveryRowAnswered(service.baseUrl, importEnded);
+  const othersAsking = new AbortController();
+  const otherAccountAsking = askAsAnotherAccount(service.baseUrl, otherKey, othersAsking.signal);
+  const caughtUp = await untilEveryRowAnswered(service.baseUrl, importEnded).finally(() => othersAsking.abort());
+  const otherAccount = await otherAccountAsking;
   log(`${name}: every row answered ${caughtUp.ms.toFixed(0)} ms after the import (question ${caughtUp.polls})`);
 
   if (options.assets > 0) {
     await cli(1, ['seed', '--conversions', '0', '--assets', String(options.assets)]);
     log(`${name}: seeded ${options.assets} assets`);
   }
-  return { name, storage: { dataDir, databaseUrl }, service, import: { seconds, rowsPerSecond }, caughtUp };
+  return { name, storage: { dataDir, databaseUrl }, service, import: { seconds, rowsPerSecond }, caughtUp, otherAccount };
+}
+
+/**
+ * Asks, every CATCH_UP_POLL_MS until `stop`, a new question of another account, whose rows the
+ * index held before the import: each answer must count every one of them.
+ */
+async function askAsAnotherAccount(baseUrl: string, apiKey: string, stop: AbortSignal): Promise<Stack['otherAccount']> {
+  const took: number[] = [];
+  let refused = 0;
+  for (let asked = 1; !stop.aborted; asked++) {
+    const began = performance.now();
+    const url = `${baseUrl}/api/v1/conversions?amount.lt=${200_000 + asked}`;
+    const response = await fetch(url, { headers: { 'x-api-key': apiKey } });
+    const body = await response.text();
+    took.push(performance.now() - began);
+    if (response.status === 503) refused++;
+    else if (response.status !== 200 || (JSON.parse(body) as ListAnswer).totalEntries !== OTHER_ACCOUNT_ROWS) {
+      throw new BenchFailure(`${url}, another account's question during the catch-up, answered ${response.status}: ${body.slice(0, 200)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, CATCH_UP_POLL_MS - (performance.now() - began))));
+  }
+  return { ...latencies(took), refused };
 }
 
 /** Builds `ref` in a git worktree of its own in `workDir`, this checkout's node_modules linked in. */
@@ -404,6 +439,8 @@ interface Row {
 
 const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 const fixed = (value: number | undefined, digits = 0) => (value === undefined || Number.isNaN(value) ? '?' : value.toFixed(digits));
+const describeOtherAccount = ({ n, p50Ms, p99Ms, maxMs, refused }: Stack['otherAccount']) =>
+  `${n} asked, p50 / p99 / max ${fixed(p50Ms, 1)} / ${fixed(p99Ms, 1)} / ${fixed(maxMs, 1)} ms, ${refused} answered 503`;
 
 /** A Markdown table: the first and last columns are text, the others numbers. */
 function table(header: string[], lines: string[][]): string {
@@ -652,6 +689,7 @@ async function main(): Promise<number> {
         commit: baseline.commit,
         import: stack.import,
         caughtUp: stack.caughtUp,
+        otherAccount: stack.otherAccount,
         peakRssMiB: baselinePeakRssMiB,
         answersChecked: baselineCheck.checked,
         wrongAnswers: baselineCheck.problems,
@@ -705,13 +743,19 @@ async function main(): Promise<number> {
     console.log(
       `  caught up after import: a new question counted every row ${current.caughtUp.ms.toFixed(0)} ms after the import ended (question ${current.caughtUp.polls}, asked every ${CATCH_UP_POLL_MS} ms)`,
     );
+    console.log(`  meanwhile, another account's new questions: ${describeOtherAccount(current.otherAccount)}`);
     console.log(
       `  the database alone, copying those rows into a copy of their table with every index: ${floorSeconds.toFixed(1)} s = ${floorRowsPerSecond.toFixed(0)} rows/s, the most any import can reach here`,
     );
     if (baselineReport) {
-      const stack = baselineReport as { import: Stack['import']; caughtUp: Stack['caughtUp']; peakRssMiB: number | undefined };
+      const stack = baselineReport as {
+        import: Stack['import'];
+        caughtUp: Stack['caughtUp'];
+        otherAccount: Stack['otherAccount'];
+        peakRssMiB: number | undefined;
+      };
       console.log(
-        `  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, peak RSS ${fixed(stack.peakRssMiB)} MiB`,
+        `  ${baselineName}: import ${stack.import.rowsPerSecond.toFixed(0)} rows/s, caught up ${stack.caughtUp.ms.toFixed(0)} ms after it, another account's questions meanwhile ${describeOtherAccount(stack.otherAccount)}, peak RSS ${fixed(stack.peakRssMiB)} MiB`,
       );
     }
     console.log(
@@ -764,6 +808,7 @@ async function main(): Promise<number> {
         met: importMet,
         caughtUpMs: current.caughtUp.ms,
         caughtUpQuestions: current.caughtUp.polls,
+        otherAccountMeanwhile: current.otherAccount,
       },
       engineFloor: { seconds: floorSeconds, rowsPerSecond: floorRowsPerSecond },
       scenarios: rows,

@@ -46,11 +46,11 @@ export class AccountRepository {
   }
 
   /**
-   * The account of an active key and its data version, by the key's hash (a unique index). The
-   * version is the sum of the assets' and the conversions' counters: each only ever grows, so the
-   * sum changes with every change to either.
+   * The account of an active key, its data version, and the id none of its conversions lies
+   * above, by the key's hash (a unique index). The version is the sum of the assets' and the
+   * conversions' counters: each only ever grows, so the sum changes with every change to either.
    */
-  async accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number } | undefined> {
+  async accountForKey(keyHash: string): Promise<{ account_id: number; data_version: number; newest_conversion_id: number } | undefined> {
     // Built once: every request asks it.
     const { rows } = await this.compiled.execute('accountForKey', () => accountForKeyQuery(this.db, keyHash), [keyHash]);
     return rows[0];
@@ -104,7 +104,11 @@ function accountForKeyQuery(db: Kysely<DatabaseSchema>, keyHash: string) {
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .leftJoin('conversion_versions', 'conversion_versions.account_id', 'api_keys.account_id')
-    .select((eb) => ['api_keys.account_id', eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version')])
+    .select((eb) => [
+      'api_keys.account_id',
+      eb('accounts.data_version', '+', eb.fn.coalesce('conversion_versions.version', eb.lit(0))).as('data_version'),
+      eb.fn.coalesce('conversion_versions.newest_id', eb.lit(0)).as('newest_conversion_id'),
+    ])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null);
 }

@@ -59,12 +59,12 @@ export class AccountService {
   }
 
   /**
-   * The account an active key belongs to, with the account's current data version, or undefined
-   * for an unknown or revoked key.
+   * The account an active key belongs to, with the account's current data version and the id
+   * none of its conversions lies above, or undefined for an unknown or revoked key.
    */
-  async authenticate(key: string): Promise<{ accountId: number; dataVersion: number } | undefined> {
+  async authenticate(key: string): Promise<{ accountId: number; dataVersion: number; newestConversionId: number } | undefined> {
     const row = await this.accounts.accountForKey(hashApiKey(key));
-    return row && { accountId: row.account_id, dataVersion: row.data_version };
+    return row && { accountId: row.account_id, dataVersion: row.data_version, newestConversionId: row.newest_conversion_id };
   }
 
   /**

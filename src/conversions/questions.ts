@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
-import { ColumnarIndex, type PageOfIds } from '../db/columnar/columnar-index.js';
+import { type BatchOfIds, ColumnarIndex, type PageOfIds, type SummaryRows } from '../db/columnar/columnar-index.js';
 import type { Database } from '../db/database.js';
 import { filterKey } from '../filters/list-cache.js';
 import type { Filter } from '../filters/parse.js';
@@ -26,6 +26,17 @@ export const CONVERSION_INDEX_LAYOUT = {
 };
 
 /**
+ * An account's conversions as a request finds them: its data version, and an id none of them
+ * lies above (conversion_versions.newest_id). Answers hold every conversion up to that id at
+ * least.
+ */
+export interface ConversionsAsOf {
+  accountId: number;
+  dataVersion: number;
+  newestId: number;
+}
+
+/**
  * What answers questions about conversions: the columnar index, but for one buyer's page (one
  * filter, naming one `user_id`), which landing pages ask all day: the row store finds those few
  * rows through its own index, exact at once, without crossing to the index's process.
@@ -48,22 +59,30 @@ export class ConversionQuestions {
     this.opened = index.opened;
   }
 
-  /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
-  page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
+  /** The rows of the account matching `filters`, exact as of `asOf` at least. */
+  page({ accountId, dataVersion, newestId }: ConversionsAsOf, filters: Filter[], page: number): Promise<PageOfIds> {
     const key = `${accountId}:${dataVersion}:${page}:${filterKey(filters)}`;
     const known = this.pages.get(key);
     if (known) return known;
     const buyer = buyerAsked(filters);
-    const answer = buyer !== undefined ? this.rows.buyerPage(accountId, buyer, page) : this.index.page(accountId, dataVersion, filters, page);
+    const answer = buyer !== undefined ? this.rows.buyerPage(accountId, buyer, page) : this.index.page(accountId, newestId, filters, page);
     this.pages.set(key, answer);
     // A failed question is asked again next time.
     answer.catch(() => this.pages.peek(key) === answer && this.pages.delete(key));
     return answer;
   }
 
-  summary: ColumnarIndex['summary'] = (...question) => this.index.summary(...question);
+  /** The sums of the account's rows matching `filters` by `groupBy`, exact as of `asOf` at least (ColumnarIndex.summary). */
+  summary({ accountId, newestId }: ConversionsAsOf, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+    return this.index.summary(accountId, newestId, filters, groupBy, timeZone);
+  }
+
+  /** The next ids of an export (ColumnarIndex.idsAfter); its first batch exact as of `asOf` at least. */
+  idsAfter({ accountId, newestId }: ConversionsAsOf, filters: Filter[], afterId: number, upTo: number | undefined, limit: number): Promise<BatchOfIds> {
+    return this.index.idsAfter(accountId, newestId, filters, afterId, upTo, limit);
+  }
+
   status: ColumnarIndex['status'] = () => this.index.status();
-  idsAfter: ColumnarIndex['idsAfter'] = (...question) => this.index.idsAfter(...question);
   close = () => this.index.close();
 }
 

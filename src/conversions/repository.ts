@@ -103,13 +103,19 @@ export class ConversionRepository {
     return row.lines;
   }
 
-  /** Marks a change to the account's conversions; call it inside the transaction that makes the change. */
+  /**
+   * Marks a change to the account's conversions; call it inside the transaction that makes the
+   * change, after its writes. The account's newest id becomes the largest in the table, which
+   * none of its conversions exceeds: the same as its own largest when the transaction wrote only
+   * its rows (an import), since writes are serialized (Database.serializeConversionWrites).
+   */
   async bumpVersion(accountId: number): Promise<void> {
+    const largestId = () => this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id'));
     const bump = () =>
       this.db
         .insertInto('conversion_versions')
-        .values({ account_id: accountId, version: 1 })
-        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1) })));
+        .values({ account_id: accountId, version: 1, newest_id: largestId() })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1), newest_id: largestId() })));
     await this.compiled.execute('bump version', bump, [accountId, 1, 1]);
   }
 

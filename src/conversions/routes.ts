@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { TIME_BUCKETS } from '../db/columnar/protocol.js';
 import { documentationOnly, ErrorMessage, filterQueryDocs, ListEnvelope, sendListPage, listQueryDocs, NotModified } from '../http/list-schema.js';
 import { conversionCatalogue, ConversionEntry } from './schema.js';
+import type { ConversionsAsOf } from './questions.js';
 import type { ConversionService } from './service.js';
 import { ConversionSummary, MAX_GROUP_KEYS } from './summary.js';
 import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from './export.js';
@@ -49,7 +51,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     },
     // The page is JSON already (entries stored with their rows, entry-json.ts): sent as it is.
     async (request, reply) => {
-      return sendListPage(request, reply, conversions.list(request.accountId, request.dataVersion, request.query));
+      return sendListPage(request, reply, conversions.list(asOf(request), request.query));
     },
   );
 
@@ -68,7 +70,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
       },
       validatorCompiler: documentationOnly,
     },
-    (request) => conversions.summary(request.accountId, request.dataVersion, request.query),
+    (request) => conversions.summary(asOf(request), request.query),
   );
 
   app.get(
@@ -89,7 +91,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
       validatorCompiler: documentationOnly,
     },
     async (request, reply) => {
-      const { format, chunks } = conversions.export(request.accountId, request.dataVersion, request.query, request.headers.accept);
+      const { format, chunks } = conversions.export(asOf(request), request.query, request.headers.accept);
       // Its first chunk is awaited before the answer begins: a failure to start (the index too
       // slow to answer) is an error answer, not a download broken at its first byte.
       const reading = chunks();
@@ -106,6 +108,11 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     },
   );
 };
+
+/** The account's conversions as the request found them when it was authenticated. */
+function asOf(request: FastifyRequest): ConversionsAsOf {
+  return { accountId: request.accountId, dataVersion: request.dataVersion, newestId: request.newestConversionId };
+}
 
 /**
  * The chunks of `rest`, the one already read from it first. A plain iterator rather than a

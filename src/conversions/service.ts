@@ -2,7 +2,7 @@ import type { Database } from '../db/database.js';
 import { PAGE_SIZE, type PreparedList } from '../filters/list.js';
 import { listETag } from '../filters/list-cache.js';
 import { parseListQuery, type RawQuery } from '../filters/parse.js';
-import type { ConversionQuestions } from './questions.js';
+import type { ConversionQuestions, ConversionsAsOf } from './questions.js';
 import { ConversionRepository } from './repository.js';
 import { conversionCatalogue } from './schema.js';
 import { type ConversionSummary, parseSummaryQuery, summaryOf } from './summary.js';
@@ -26,12 +26,13 @@ export class ConversionService {
    * JSON text (ConversionEntry). The query is checked at once; `read` reads the page: its ids
    * from the columnar index, their entries from the rows.
    */
-  list(accountId: number, dataVersion: number, query: RawQuery): PreparedList {
+  list(asOf: ConversionsAsOf, query: RawQuery): PreparedList {
     const listQuery = parseListQuery(query, conversionCatalogue);
+    const { accountId } = asOf;
     return {
-      etag: listETag('conversions', accountId, dataVersion, listQuery),
+      etag: listETag('conversions', accountId, asOf.dataVersion, listQuery),
       read: async () => {
-        const { total, ids } = await this.questions.page(accountId, dataVersion, listQuery.filters, listQuery.page);
+        const { total, ids } = await this.questions.page(asOf, listQuery.filters, listQuery.page);
         const entries = await this.conversions.pageJsonByIds(accountId, ids);
         if (entries.found !== ids.length)
           throw new Error(`the columnar index listed ${ids.length} conversions of account ${accountId}, the database holds ${entries.found} of them`);
@@ -50,9 +51,9 @@ export class ConversionService {
    * keys (time buckets in its tz, or columns): exact, and consistent with the list's
    * totalEntries for the same filters.
    */
-  async summary(accountId: number, dataVersion: number, query: RawQuery): Promise<ConversionSummary> {
+  async summary(asOf: ConversionsAsOf, query: RawQuery): Promise<ConversionSummary> {
     const { filters, groupBy, timeZone } = parseSummaryQuery(query);
-    return summaryOf(await this.questions.summary(accountId, dataVersion, filters, groupBy, timeZone), groupBy);
+    return summaryOf(await this.questions.summary(asOf, filters, groupBy, timeZone), groupBy);
   }
 
   /**
@@ -60,17 +61,12 @@ export class ConversionService {
    * (each line the list's entry) or CSV: the format from `format`, else from `accept`. The query
    * is checked at once; `chunks` reads the text a batch at a time as it is consumed.
    */
-  export(
-    accountId: number,
-    dataVersion: number,
-    query: RawQuery,
-    accept: string | undefined,
-  ): { format: ExportFormat; chunks: () => AsyncGenerator<Uint8Array | string> } {
+  export(asOf: ConversionsAsOf, query: RawQuery, accept: string | undefined): { format: ExportFormat; chunks: () => AsyncGenerator<Uint8Array | string> } {
     const { filters, format } = parseExportQuery(query, accept);
     const source = {
-      idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(accountId, dataVersion, filters, afterId, upTo, limit),
-      entriesByIds: (ids: number[]) => this.conversions.entriesByIds(accountId, ids),
-      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(accountId, ids),
+      idsAfter: (afterId: number, upTo: number | undefined, limit: number) => this.questions.idsAfter(asOf, filters, afterId, upTo, limit),
+      entriesByIds: (ids: number[]) => this.conversions.entriesByIds(asOf.accountId, ids),
+      ndjsonByIds: (ids: number[]) => this.conversions.ndjsonByIds(asOf.accountId, ids),
     };
     return { format, chunks: () => exportChunks(source, format) };
   }

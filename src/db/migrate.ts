@@ -10,6 +10,7 @@ import { columnarIndexMigration } from './migrations/0007-columnar-index.js';
 import { cartNotificationsMigration } from './migrations/0008-cart-notifications.js';
 import { narrowConversionsMigration } from './migrations/0009-narrow-conversions.js';
 import { noAccountIdIndexMigration } from './migrations/0010-no-account-id-index.js';
+import { newestConversionIdsMigration } from './migrations/0011-newest-conversion-ids.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -24,6 +25,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0008-cart-notifications': cartNotificationsMigration(database),
     '0009-narrow-conversions': narrowConversionsMigration(database),
     '0010-no-account-id-index': noAccountIdIndexMigration(database),
+    '0011-newest-conversion-ids': newestConversionIdsMigration(database),
   };
 }
 

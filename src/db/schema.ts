@@ -37,6 +37,8 @@ export interface AccountsTable {
 export interface ConversionVersionsTable {
   account_id: number;
   version: number;
+  /** No conversion of the account has a larger id (ConversionRepository.bumpVersion). */
+  newest_id: Generated<number>;
 }
 
 export interface ApiKeysTable {

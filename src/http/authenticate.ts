@@ -9,6 +9,8 @@ declare module 'fastify' {
     accountId: number;
     /** The account's data version when the request was authenticated (see accounts.data_version). */
     dataVersion: number;
+    /** No conversion of the account had a larger id when the request was authenticated (see conversion_versions.newest_id). */
+    newestConversionId: number;
   }
 }
 
@@ -20,6 +22,7 @@ declare module 'fastify' {
 export const authenticate = fp(async (app: FastifyInstance, options: { accounts: AccountService }) => {
   app.decorateRequest('accountId', 0);
   app.decorateRequest('dataVersion', 0);
+  app.decorateRequest('newestConversionId', 0);
   app.addHook('preParsing', async (request) => {
     const key = request.headers['x-api-key'];
     if (key === undefined || key === '') throw unauthorized('missing API key');
@@ -27,5 +30,6 @@ export const authenticate = fp(async (app: FastifyInstance, options: { accounts:
     if (account === undefined) throw unauthorized('invalid API key');
     request.accountId = account.accountId;
     request.dataVersion = account.dataVersion;
+    request.newestConversionId = account.newestConversionId;
   });
 });

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { describeEachEngine, freshDatabase, tempDir } from '../helpers/database.js';
+import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 import { lastLine, runCli, SERVICE_KEY, spawnService, stopService, succeeded, type CliRun } from '../helpers/processes.js';
 import { holdWrites } from '../helpers/write-locks.js';
 import { startS3Server, type TestS3Server } from '../helpers/s3.js';
@@ -329,7 +330,7 @@ describe('migrate', () => {
       const first = succeeded(await cli(store, ['migrate'])).stdout.trim();
       assert.match(
         first,
-        /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions, 0010-no-account-id-index$/,
+        /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions, 0010-no-account-id-index, 0011-newest-conversion-ids$/,
       );
       assert.equal(succeeded(await cli(store, ['migrate'])).stdout.trim(), 'the schema is up to date');
     } finally {
@@ -465,14 +466,18 @@ describeEachEngine('serve', (engine) => {
     try {
       const service = await spawnService(other, { LOG_LEVEL: 'error' });
       try {
-        // The table the route reads goes away under the running service.
+        const list = () => fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'X-API-Key': SERVICE_KEY } });
         const database = openDatabase({ dataDir: other.dataDir, databaseUrl: other.databaseUrl, poolSize: 1 });
         try {
+          const { id } = await database.db.selectFrom('accounts').select('id').where('name', '=', 'default').executeTakeFirstOrThrow();
+          await insertConversions(database, id, [conversionRecord()]);
+          assert.equal((await (await list()).json()).totalEntries, 1);
+          // The table the route reads its page's entries from goes away under the running service.
           await sql`alter table conversions rename to conversions_moved_away`.execute(database.db);
         } finally {
           await database.close();
         }
-        const response = await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'X-API-Key': SERVICE_KEY } });
+        const response = await list();
         assert.equal(response.status, 500);
         const body = await response.text();
         assert.equal(body, '"internal error"');

@@ -15,7 +15,7 @@ import { ColumnarIndex, IndexTooSlowError } from '../../src/db/columnar/columnar
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
-import { conversionRecord, insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
+import { conversionRecord, conversionsAsOf, insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
 import { SERVICE_KEY, childProcessesOf, runCli, startCli, spawnService, stopService, succeeded } from '../helpers/processes.js';
 
 type Conversion = Record<string, any>;
@@ -418,12 +418,12 @@ describeEachEngine('the columnar index process', (engine) => {
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
     try {
-      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.equal((await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1))).total, imported.length);
       await untilLogged(logged, /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/);
       const times = imported.map((record) => record.created_at as string).sort();
       const [from, to] = [times[10_000]!, times[20_000]!];
       const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
-      const { total, ids } = await questions.page(id, 1, window, 1);
+      const { total, ids } = await questions.page(await conversionsAsOf(database, id), window, 1);
       assert.equal(total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
       assert.deepEqual(
         ids,
@@ -432,7 +432,7 @@ describeEachEngine('the columnar index process', (engine) => {
       );
       // Rows arriving after it are appended after the rows put in order, and counted.
       await insertConversions(database, id, records(10, 15));
-      assert.equal((await questions.page(id, 2, [], 1)).total, imported.length + 10);
+      assert.equal((await questions.page(await conversionsAsOf(database, id), [], 1)).total, imported.length + 10);
     } finally {
       await questions.close();
       await database.close();
@@ -448,13 +448,16 @@ describeEachEngine('the columnar index process', (engine) => {
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
     try {
-      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.equal((await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1))).total, imported.length);
       assert.ok(logged.includes('columnar index: the rows after id 0 came in time order'), logged.join('\n'));
       assert.ok(!logged.some((line) => line.includes('put in time order')), logged.join('\n'));
       const times = imported.map((record) => record.created_at as string);
       const [from, to] = [times[10_000]!, times[20_000]!];
       const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
-      assert.equal((await questions.page(id, 1, window, 1)).total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+      assert.equal(
+        (await questions.page(await conversionsAsOf(database, id), window, 1)).total,
+        imported.filter((record) => record.created_at >= from && record.created_at < to).length,
+      );
     } finally {
       await questions.close();
       await database.close();
@@ -473,12 +476,12 @@ describeEachEngine('the columnar index process', (engine) => {
       const building = questions.status();
       assert.equal(building.state, 'catching up');
       assert.ok(building.rowsBehind >= 7_000, `rows behind as it opened: ${building.rowsBehind}`);
-      const { total } = await untilAnswered(() => questions.page(id, 1, [], 1));
+      const { total } = await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1));
       assert.equal(total, 4_000);
-      const { totals } = await untilAnswered(() => questions.summary(id, 1, [], [], 'UTC'));
+      const { totals } = await untilAnswered(async () => questions.summary(await conversionsAsOf(database, id), [], [], 'UTC'));
       assert.equal(totals[0], 4_000);
       // An export's first batch waits for the index to hold every row (a page or a summary may be answered from the rows it has yet to append).
-      const { ids } = await untilAnswered(() => questions.idsAfter(id, 1, [], 0, undefined, 10_000));
+      const { ids } = await untilAnswered(async () => questions.idsAfter(await conversionsAsOf(database, id), [], 0, undefined, 10_000));
       assert.equal(ids.length, 4_000);
       assert.deepEqual(questions.status(), { state: 'ok', rowsBehind: 0 });
     } finally {
@@ -522,14 +525,16 @@ describeEachEngine('the columnar index process', (engine) => {
     const stopped = () => logged.some((message) => /stopped a question past the time limit/.test(message));
     try {
       // The first question waits for the index to catch up, and later ones too on a slow machine.
-      await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1));
-      const heavy = await questions.summary(id, 1, [], ['tracking_codes', 'hour', 'utm_source'], 'UTC').catch((error: unknown) => error);
+      await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), filtersOf({ 'amount.gte': '0' }), 1));
+      const heavy = await questions
+        .summary(await conversionsAsOf(database, id), [], ['tracking_codes', 'hour', 'utm_source'], 'UTC')
+        .catch((error: unknown) => error);
       assert.ok(heavy instanceof IndexTooSlowError, `the heavy summary outlasts the limit: ${String(heavy)}`);
       // The index process says so when DuckDB ends the statement with an interrupt; left to run, it would not.
       const givenUpAt = Date.now() + 30_000;
       while (!stopped() && Date.now() < givenUpAt) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.ok(stopped(), `the heavy statement was interrupted: ${logged.join(' | ')}`);
-      const { total } = await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1));
+      const { total } = await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), filtersOf({ 'amount.gte': '30' }), 1));
       assert.equal(total, imported.filter((record) => record.amount >= 30).length);
     } finally {
       await questions.close();
@@ -546,11 +551,13 @@ describeEachEngine('the columnar index process', (engine) => {
     const questions = openConversionQuestions(testConfig(database), database, () => {});
     const filtersOf = (query: Record<string, string>) => parseFilters(query, conversionCatalogue, []);
     try {
-      await untilAnswered(() => questions.page(id, 1, filtersOf({ 'amount.gte': '0' }), 1));
+      await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), filtersOf({ 'amount.gte': '0' }), 1));
       const settled: string[] = [];
-      const heavy = questions.summary(id, 1, [], ['tracking_codes', 'hour', 'utm_source'], 'UTC').finally(() => settled.push('summary'));
+      const heavy = questions
+        .summary(await conversionsAsOf(database, id), [], ['tracking_codes', 'hour', 'utm_source'], 'UTC')
+        .finally(() => settled.push('summary'));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const { total } = await questions.page(id, 1, filtersOf({ 'amount.gte': '30' }), 1);
+      const { total } = await questions.page(await conversionsAsOf(database, id), filtersOf({ 'amount.gte': '30' }), 1);
       settled.push('list');
       assert.equal(total, imported.filter((record) => record.amount >= 30).length);
       await heavy;
@@ -821,11 +828,14 @@ test('rows a rewrite in time order left waiting (the process killed under it) ar
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
     try {
-      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.equal((await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1))).total, imported.length);
       const times = imported.map((record) => record.created_at as string).sort();
       const [from, to] = [times[30_000]!, times[40_000]!];
       const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
-      assert.equal((await questions.page(id, 1, window, 1)).total, imported.filter((record) => record.created_at >= from && record.created_at < to).length);
+      assert.equal(
+        (await questions.page(await conversionsAsOf(database, id), window, 1)).total,
+        imported.filter((record) => record.created_at >= from && record.created_at < to).length,
+      );
       // The rewrite follows the answers, and closing would stop it.
       await untilLogged(logged, /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/);
     } finally {
@@ -864,7 +874,7 @@ test('closing while the rows are put in time order stops the rewrite or lets it 
     const logged: string[] = [];
     const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
     try {
-      assert.equal((await untilAnswered(() => questions.page(id, 1, [], 1))).total, imported.length);
+      assert.equal((await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1))).total, imported.length);
       if (closing === 'once in order') await untilLogged(logged, /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/);
     } finally {
       // At once: as soon as the rows are answered, most often while the rewrite, which follows, still runs.
@@ -891,7 +901,7 @@ test('closing while the rows are put in time order stops the rewrite or lets it 
  * An index that looks for new rows only when asked (its poll an hour apart): a page or a summary
  * reads the rows above its watermark; an export's first batch appends them (catchUp).
  */
-function indexAppendingWhenAsked(database: TestDatabase): ColumnarIndex & { catchUp: (accountId: number, dataVersion: number) => Promise<unknown> } {
+function indexAppendingWhenAsked(database: TestDatabase): ColumnarIndex & { catchUp: (accountId: number, newestId: number) => Promise<unknown> } {
   const index = new ColumnarIndex(
     {
       ...CONVERSION_INDEX_LAYOUT,
@@ -905,25 +915,26 @@ function indexAppendingWhenAsked(database: TestDatabase): ColumnarIndex & { catc
     },
     () => {},
   );
-  return Object.assign(index, { catchUp: (accountId: number, dataVersion: number) => index.idsAfter(accountId, dataVersion, [], 0, undefined, 1) });
+  return Object.assign(index, { catchUp: (accountId: number, newestId: number) => index.idsAfter(accountId, newestId, [], 0, undefined, 1) });
 }
 
 /**
  * Two accounts, `mine` and `theirs`, and a way to import into either that keeps what `mine` holds
- * and counts the data version up with each import, as the service does.
+ * and the id none of its rows lies above, as a request finds it.
  */
 async function twoAccounts(database: TestDatabase) {
   const accounts = new AccountService(database.db);
   const mine = await accounts.findOrCreateAccount('mine');
   const theirs = await accounts.findOrCreateAccount('theirs');
   const imported: Conversion[] = [];
-  let version = 0;
+  let newest = 0;
   const importInto = async (accountId: number, batch: Conversion[]) => {
     await insertConversions(database, accountId, batch);
-    if (accountId === mine.id) imported.push(...batch);
-    version++;
+    if (accountId !== mine.id) return;
+    imported.push(...batch);
+    newest = (await conversionsAsOf(database, mine.id)).newestId;
   };
-  return { mine, theirs, imported, importInto, dataVersion: () => version };
+  return { mine, theirs, imported, importInto, newestId: () => newest };
 }
 
 describeEachEngine('rows the index has not appended yet', (engine) => {
@@ -931,7 +942,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
-      const { mine, theirs, imported, importInto, dataVersion } = await twoAccounts(database);
+      const { mine, theirs, imported, importInto, newestId } = await twoAccounts(database);
       const assertPages = async () => {
         const ids = new Map(
           (await database.db.selectFrom('conversions').select(['id', 'receipt']).where('account_id', '=', mine.id).execute()).map((row) => [
@@ -944,7 +955,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
           const expected = imported.filter(matches).map((record) => ids.get(record.receipt)!);
           const listed: number[] = [];
           for (let page = 1; page <= Math.ceil(expected.length / 100) + 1; page++) {
-            const answer = await index.page(mine.id, dataVersion(), filters, page);
+            const answer = await index.page(mine.id, newestId(), filters, page);
             assert.equal(answer.total, expected.length, `total of ${query || 'everything'}, page ${page}`);
             listed.push(...answer.ids);
           }
@@ -953,7 +964,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       };
 
       await importInto(mine.id, records(230, 41));
-      await index.catchUp(mine.id, dataVersion());
+      await index.catchUp(mine.id, newestId());
       await assertPages();
       // Above the watermark now: rows of this account, interleaved with another's.
       for (const seed of [42, 43, 44]) {
@@ -976,7 +987,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
-      const { mine, theirs, imported, importInto, dataVersion } = await twoAccounts(database);
+      const { mine, theirs, imported, importInto, newestId } = await twoAccounts(database);
       const summaries: { query: string; groupBy: string[]; timeZone: string }[] = [
         { query: '', groupBy: [], timeZone: 'UTC' },
         { query: '', groupBy: ['month', 'cart_integration'], timeZone: 'America/New_York' },
@@ -988,18 +999,18 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       const summarise = () =>
         Promise.all(
           summaries.map(({ query, groupBy, timeZone }) =>
-            index.summary(mine.id, dataVersion(), parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []), groupBy, timeZone),
+            index.summary(mine.id, newestId(), parseFilters(Object.fromEntries(new URLSearchParams(query)), conversionCatalogue, []), groupBy, timeZone),
           ),
         );
 
       await importInto(mine.id, records(300, 51));
-      await index.catchUp(mine.id, dataVersion());
+      await index.catchUp(mine.id, newestId());
       // Rows above the watermark, of this account and another, one of them dated outside every window before.
       await importInto(mine.id, [...records(80, 52), conversionRecord({ receipt: 'LATE-1', created_at: '2031-07-04T23:30:00Z', amount: 12.34 })]);
       await importInto(theirs.id, records(60, 53));
       const beyondTheWatermark = await summarise();
       assert.equal(beyondTheWatermark[0]!.totals[0], imported.length, 'every row of the account is summed, the index holding only some');
-      await index.catchUp(mine.id, dataVersion());
+      await index.catchUp(mine.id, newestId());
       const caughtUp = await summarise();
       for (const [at, { query, groupBy }] of summaries.entries()) {
         assert.deepEqual(beyondTheWatermark[at], caughtUp[at], `${query || 'everything'} by ${groupBy.join(',') || 'nothing'}`);
@@ -1014,17 +1025,46 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
     }
   });
 
+  test("another account's import, more rows than are read above the watermark, holds no question of this account up: each is answered at the watermark, exactly", async () => {
+    const database = await freshDatabase(engine);
+    const index = indexAppendingWhenAsked(database);
+    try {
+      const { mine, theirs, imported, importInto, newestId } = await twoAccounts(database);
+      const everyId = () => index.idsAfter(mine.id, newestId(), [], 0, undefined, 10_000);
+      await importInto(mine.id, records(200, 71));
+      await index.catchUp(mine.id, newestId());
+      const { upTo: watermark } = await everyId();
+
+      await importInto(theirs.id, records(6_000, 72));
+      assert.equal((await index.page(mine.id, newestId(), [], 1)).total, imported.length);
+      assert.equal((await index.summary(mine.id, newestId(), [], ['month'], 'UTC')).totals[0], imported.length);
+      const batch = await everyId();
+      assert.equal(batch.upTo, watermark, "answered without appending the other account's rows");
+      assert.equal(batch.ids.length, imported.length);
+
+      // Rows of this account above the other's are waited for.
+      await importInto(mine.id, records(50, 73));
+      assert.equal((await index.page(mine.id, newestId(), [], 1)).total, imported.length);
+      const after = await everyId();
+      assert.ok(after.upTo >= newestId(), `answered at ${after.upTo}, this account's rows reaching ${newestId()}`);
+      assert.equal(after.ids.length, imported.length);
+    } finally {
+      await index.close();
+      await database.close();
+    }
+  });
+
   test("a summary's totals, shared by every grouping of its filters, count the buyers of rows indexed after them", async () => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
-      const { mine, imported, importInto, dataVersion } = await twoAccounts(database);
+      const { mine, imported, importInto, newestId } = await twoAccounts(database);
       const filters = parseFilters({ utm_source: 'facebook' }, conversionCatalogue, []);
-      const buyersBy = async (groupBy: string[], timeZone: string) => (await index.summary(mine.id, dataVersion(), filters, groupBy, timeZone)).totals.at(-1);
+      const buyersBy = async (groupBy: string[], timeZone: string) => (await index.summary(mine.id, newestId(), filters, groupBy, timeZone)).totals.at(-1);
       const expectedBuyers = () => new Set(imported.filter((record) => record.utm_source === 'facebook').map((record) => record.email)).size;
 
       await importInto(mine.id, records(200, 61));
-      await index.catchUp(mine.id, dataVersion());
+      await index.catchUp(mine.id, newestId());
       assert.equal(await buyersBy(['day'], 'UTC'), expectedBuyers());
       assert.equal(await buyersBy(['week', 'cart_integration'], 'America/New_York'), expectedBuyers(), 'another grouping, the same totals');
       // New buyers, indexed before the next summary: its watermark is another.
@@ -1032,7 +1072,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
         mine.id,
         ['first@example.com', 'second@example.com'].map((email, at) => conversionRecord({ receipt: `NEW-BUYER-${at}`, utm_source: 'facebook', email })),
       );
-      await index.catchUp(mine.id, dataVersion());
+      await index.catchUp(mine.id, newestId());
       assert.equal(await buyersBy(['month'], 'Europe/Berlin'), expectedBuyers());
       assert.equal(await buyersBy(['day'], 'UTC'), expectedBuyers(), 'a grouping asked before');
     } finally {

@@ -8,6 +8,7 @@ import { accountWithKey, startTestApp } from '../helpers/app.js';
 import { describeEachEngine, freshDatabase } from '../helpers/database.js';
 import { conversionRecord, insertConversions, rowBeforeNarrowing } from '../helpers/fixtures.js';
 import { AccountService } from '../../src/accounts/service.js';
+import { validateConversion } from '../../src/conversions/validate.js';
 
 describeEachEngine('migration 0006: conversions in a file of their own', (engine) => {
   test('conversions stored before it keep their ids, entries and tracking codes, and new ones never reuse an id', async () => {
@@ -84,6 +85,82 @@ describeEachEngine('conversion versions', (engine) => {
       assert.equal(await version(), afterImport, 'a new key changes no data');
     } finally {
       await ctx.close();
+    }
+  });
+
+  test("an import makes the account's newest conversion id that of its last row; another account's import leaves it", async () => {
+    const ctx = await startTestApp(engine);
+    try {
+      const mine = await accountWithKey(ctx.accounts, 'newest');
+      const other = await accountWithKey(ctx.accounts, 'other');
+      const newest = async () => (await ctx.accounts.authenticate(mine.key))!.newestConversionId;
+      const largestOf = async (accountId: number) =>
+        Number(
+          (
+            await ctx.database.db
+              .selectFrom('conversions')
+              .select((eb) => eb.fn.max('id').as('id'))
+              .where('account_id', '=', accountId)
+              .executeTakeFirstOrThrow()
+          ).id,
+        );
+      assert.equal(await newest(), 0, 'no conversions yet');
+      await insertConversions(ctx.database, mine.accountId, [conversionRecord({ receipt: 'M-1' }), conversionRecord({ receipt: 'M-2' })]);
+      assert.equal(await newest(), await largestOf(mine.accountId));
+      await insertConversions(ctx.database, other.accountId, [conversionRecord({ receipt: 'O-1' })]);
+      assert.ok((await largestOf(other.accountId)) > (await newest()));
+      assert.equal(await newest(), await largestOf(mine.accountId));
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describeEachEngine('migration 0011: newest conversion ids', (engine) => {
+  test('every account with conversions gets an id none of its conversions lies above, its version unchanged', async () => {
+    const database = await freshDatabase(engine, { upTo: '0010-no-account-id-index' });
+    const db = database.db as Kysely<any>;
+    try {
+      const account = async (name: string) =>
+        (
+          await db
+            .insertInto('accounts')
+            .values({ name, handle: `${name}-handle`, created_at: 0 })
+            .returning('id')
+            .executeTakeFirstOrThrow()
+        ).id as number;
+      const [versioned, unversioned, empty] = [await account('versioned'), await account('unversioned'), await account('empty')];
+      const ids: number[] = [];
+      for (const [accountId, receipt] of [
+        [versioned, 'V-1'],
+        [unversioned, 'U-1'],
+        [versioned, 'V-2'],
+      ] as const) {
+        const checked = validateConversion(conversionRecord({ receipt }));
+        if (!('row' in checked)) throw new Error(checked.problems.join('; '));
+        const { id } = await db
+          .insertInto('conversions')
+          .values({ ...checked.row, account_id: accountId })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        ids.push(Number(id));
+      }
+      await db.insertInto('conversion_versions').values({ account_id: versioned, version: 3 }).execute();
+
+      await migrateToLatest(database);
+
+      const rows = await database.db.selectFrom('conversion_versions').select(['account_id', 'version', 'newest_id']).orderBy('account_id').execute();
+      const largest = Math.max(...ids);
+      assert.deepEqual(
+        rows.map((row) => ({ account: Number(row.account_id), version: Number(row.version), newest: Number(row.newest_id) })),
+        [
+          { account: versioned, version: 3, newest: largest },
+          { account: unversioned, version: 0, newest: largest },
+        ],
+      );
+      assert.ok(!rows.some((row) => Number(row.account_id) === empty));
+    } finally {
+      await database.close();
     }
   });
 });

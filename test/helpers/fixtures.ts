@@ -1,6 +1,7 @@
 // Test data: valid conversion records, importing them into an account, and text that sits exactly at a byte limit.
 import { randomBytes } from 'node:crypto';
 import { importConversions, type LineProblem, type SourceRecord } from '../../src/conversions/import.js';
+import type { ConversionsAsOf } from '../../src/conversions/questions.js';
 import { validateConversion } from '../../src/conversions/validate.js';
 import type { Database } from '../../src/db/database.js';
 
@@ -58,6 +59,12 @@ export async function insertConversions(database: Database, accountId: number, v
   await importConversions(database, accountId, [records], options).catch((error) => {
     throw new Error(`${error.message}\n${problems.join('\n')}`);
   });
+}
+
+/** The account's conversions as a request authenticated now finds them (AccountRepository.accountForKey). */
+export async function conversionsAsOf(database: Database, accountId: number): Promise<ConversionsAsOf> {
+  const row = await database.db.selectFrom('conversion_versions').select(['version', 'newest_id']).where('account_id', '=', accountId).executeTakeFirst();
+  return { accountId, dataVersion: Number(row?.version ?? 0), newestId: Number(row?.newest_id ?? 0) };
 }
 
 /**

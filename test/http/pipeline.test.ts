@@ -464,7 +464,11 @@ describeEachEngine('unexpected errors', (engine) => {
 
     // A real route whose database fails under it.
     broken = await startTestApp(engine);
-    brokenKey = (await accountWithKey(broken.accounts, 'broken')).key;
+    const account = await accountWithKey(broken.accounts, 'broken');
+    brokenKey = account.key;
+    // A conversion the index holds, whose entry the list then reads from the table gone.
+    await insertConversions(broken.database, account.accountId, [conversionRecord()]);
+    assert.equal((await broken.app.inject({ url: '/api/v1/conversions', headers: { 'x-api-key': brokenKey } })).json().totalEntries, 1);
     await sql`alter table conversions rename to ${sql.raw(`conversions_${SECRET.replace('-', '_')}`)}`.execute(broken.database.db);
   });
   after(async () => {

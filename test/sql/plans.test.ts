@@ -186,6 +186,25 @@ describeEachEngine('plans of the row store', (engine) => {
     }
   });
 
+  test("a change to an account's conversions finds the table's largest id through the primary key, not a scan of the table", async () => {
+    const [statement] = await recorder.record((db) => new ConversionRepository(db, database).bumpVersion(accountId));
+    const lines = await plan(statement!);
+    const shown = lines.join(' | ');
+    if (engine === 'sqlite') {
+      assert.ok(
+        lines.some((line) => /^SEARCH conversions\b/.test(line)),
+        `the largest rowid: ${shown}`,
+      );
+      assert.ok(!lines.some((line) => /^SCAN conversions\b/.test(line)), `no scan: ${shown}`);
+    } else {
+      assert.ok(
+        lines.some((line) => /^(Index|Index Only) Scan conversions conversions_pkey$/.test(line)),
+        `through conversions_pkey: ${shown}`,
+      );
+      assert.ok(!lines.some((line) => line === 'Seq Scan conversions'), `no scan: ${shown}`);
+    }
+  });
+
   test("one buyer's conversions are counted and paged through the index of the account and user_id, not a scan of the table", async () => {
     const statements = await recorder.record((db) => new ConversionRepository(db, database).buyerPage(accountId, 'u-42', 2), [[{ total: 150 }]]);
     assert.equal(statements.length, 2, 'the count, then the page');

@@ -122,25 +122,25 @@ export class ColumnarIndex {
     this.start(); // now rather than at the first question: it may have a whole table to index
   }
 
-  /** The rows of `accountId` matching `filters`, exact as of its data version `dataVersion` at least. */
-  page(accountId: number, dataVersion: number, filters: Filter[], page: number): Promise<PageOfIds> {
-    return this.ask({ kind: 'page', accountId, dataVersion, filters, page }) as Promise<PageOfIds>;
+  /** The rows of `accountId` matching `filters`, every one up to id `newestId` at least. */
+  page(accountId: number, newestId: number, filters: Filter[], page: number): Promise<PageOfIds> {
+    return this.ask({ kind: 'page', accountId, newestId, filters, page }) as Promise<PageOfIds>;
   }
 
   /**
    * The sums of the rows of `accountId` matching `filters`, by `groupBy` (time buckets of
-   * created_at in `timeZone`, or columns), exact as of its data version `dataVersion` at least.
+   * created_at in `timeZone`, or columns), every one up to id `newestId` at least.
    */
-  summary(accountId: number, dataVersion: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
-    return this.ask({ kind: 'summary', accountId, dataVersion, filters, groupBy, timeZone }) as Promise<SummaryRows>;
+  summary(accountId: number, newestId: number, filters: Filter[], groupBy: string[], timeZone: string): Promise<SummaryRows> {
+    return this.ask({ kind: 'summary', accountId, newestId, filters, groupBy, timeZone }) as Promise<SummaryRows>;
   }
 
   /**
    * Up to `limit` ids after `afterId` of the rows of `accountId` matching `filters`, in ascending
-   * order, up to `upTo` (the answer's own `upTo` for the first batch, as of its data version).
+   * order, up to `upTo` (the answer's own `upTo` for the first batch, every row up to `newestId` at least).
    */
-  idsAfter(accountId: number, dataVersion: number, filters: Filter[], afterId: number, upTo: number | undefined, limit: number): Promise<BatchOfIds> {
-    return this.ask({ kind: 'ids', accountId, dataVersion, filters, afterId, upTo, limit }) as Promise<BatchOfIds>;
+  idsAfter(accountId: number, newestId: number, filters: Filter[], afterId: number, upTo: number | undefined, limit: number): Promise<BatchOfIds> {
+    return this.ask({ kind: 'ids', accountId, newestId, filters, afterId, upTo, limit }) as Promise<BatchOfIds>;
   }
 
   /**

@@ -172,16 +172,12 @@ let reorderDue = false;
  * already; the next catch-up that has rows to append does.
  */
 let reordering: Promise<void> | undefined;
-/** The data version each account had when the index last caught up after it was read. */
-const freshAt = new Map<number, number>();
 /**
  * The source's rows above the watermark read for questions of pages and summaries, every one
  * up to `unindexedUpTo`, oldest first; those the index appends are dropped (dropIndexed).
  */
 let unindexed: UnindexedRow[] = [];
 let unindexedUpTo = 0;
-/** The data version each account had when the rows above the watermark were last read for it (unindexedFor). */
-const readAt = new Map<number, number>();
 /** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
 let uncheckpointedRows = 0;
 /**
@@ -253,19 +249,19 @@ function answer(request: ColumnarRequest): void {
     send({ id: request.id, error: 'the columnar index is closing' });
     return;
   }
-  const { id, accountId, dataVersion, filters } = request;
+  const { id, accountId, newestId, filters } = request;
   const rowsOf: RowsOf = async (query) => (await statementResult(id, query)).getRows();
   const firstColumnOf: FirstColumnOf = async (query) => (await statementResult(id, query)).getColumns()[0] ?? [];
   const answering = (async (): Promise<ColumnarAnswer | undefined> => {
     if (request.kind === 'page' || request.kind === 'summary') {
-      const { upTo, newer } = await unindexedFor(accountId, dataVersion);
+      const { upTo, newer } = await unindexedFor(accountId, newestId);
       if (forgotten.has(id)) return undefined;
       if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, newer, filters, request.groupBy, request.timeZone);
       return pageWithNewer(rowsOf, accountId, upTo, newer, filters, request.page);
     }
-    // An export's later batch reads up to its first's watermark; its first waits for the rows as
-    // of its data version, and is not run if the service gave up on it meanwhile.
-    const upTo = request.upTo ?? (await caughtUpFor(accountId, dataVersion));
+    // An export's later batch reads up to its first's watermark; its first waits for the index to
+    // hold the account's rows up to its newest id, and is not run if the service gave up on it meanwhile.
+    const upTo = request.upTo ?? (await caughtUpFor(newestId));
     if (forgotten.has(id)) return undefined;
     return idsAfter(firstColumnOf, accountId, upTo, filters, request.afterId, request.limit);
   })();
@@ -647,15 +643,14 @@ async function page(rowsOf: RowsOf, accountId: number, upTo: number, filters: Fi
 
 /**
  * The watermark to answer a question of a page or a summary at, and the account's rows above it
- * that the index does not hold yet: with them, its rows as of `dataVersion` at least. More rows
- * above the watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the index appends
- * them.
+ * that the index does not hold yet: with them, every one of its rows up to id `newestId` at
+ * least. More rows above the watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the
+ * index appends them, unless the account's rows lie below them all: another account's import
+ * holds nobody else's questions up.
  */
-async function unindexedFor(accountId: number, dataVersion: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
-  if (readAt.get(accountId) !== dataVersion) {
-    await readingUnindexed.run();
-    readAt.set(accountId, dataVersion);
-  }
+async function unindexedFor(accountId: number, newestId: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
+  // Every row up to unindexedUpTo is in the index or kept in unindexed.
+  if (newestId > Math.max(watermark, unindexedUpTo)) await readingUnindexed.run();
   dropIndexed();
   return { upTo: watermark, newer: unindexed.filter((row) => row.accountId === accountId) };
 }
@@ -710,12 +705,9 @@ async function pageWithNewer(
   return { total: indexed.total + newerIds.length, ids };
 }
 
-/** The watermark to answer an account's question at: its rows as of `dataVersion` at least are in the index. */
-async function caughtUpFor(accountId: number, dataVersion: number): Promise<number> {
-  if (freshAt.get(accountId) !== dataVersion) {
-    await catchUp();
-    freshAt.set(accountId, dataVersion);
-  }
+/** The watermark to answer a question at: every row up to id `newestId` is in the index. */
+async function caughtUpFor(newestId: number): Promise<number> {
+  if (newestId > watermark) await catchUp();
   return watermark;
 }
 

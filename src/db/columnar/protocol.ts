@@ -58,10 +58,14 @@ export interface CatchUpProgress {
   toId: number;
 }
 
-/** A question about one account's rows, exact as of its data version `dataVersion` at least. */
+/**
+ * A question about one account's rows, answered with every one of them up to id `newestId` at
+ * least: an id none of the account's rows lay above when it was asked (conversion_versions).
+ * The rows of other accounts above the index's watermark need not be waited for.
+ */
 interface Question {
   accountId: number;
-  dataVersion: number;
+  newestId: number;
   filters: Filter[];
 }
 

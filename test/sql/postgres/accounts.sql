@@ -31,7 +31,7 @@ values ($1, $2, $3, $4, $5)
 on conflict ("key_hash") do nothing;
 
 -- AccountRepository.accountForKey("sha256 of the key, hex")
-select "api_keys"."account_id", "accounts"."data_version" + coalesce("conversion_versions"."version", 0) as "data_version"
+select "api_keys"."account_id", "accounts"."data_version" + coalesce("conversion_versions"."version", 0) as "data_version", coalesce("conversion_versions"."newest_id", 0) as "newest_conversion_id"
 from "api_keys"
 inner join "accounts" on "accounts"."id" = "api_keys"."account_id"
 left join "conversion_versions" on "conversion_versions"."account_id" = "api_keys"."account_id"

@@ -32,10 +32,10 @@ where "id" in ($1, $2, $3)
 order by "id";
 
 -- ConversionRepository.bumpVersion(1)
-insert into "conversion_versions" ("account_id", "version")
-values ($1, $2)
+insert into "conversion_versions" ("account_id", "version", "newest_id")
+values ($1, $2, (select coalesce(max(id), 0) as "id" from "conversions"))
 on conflict ("account_id") do update
-set "version" = "conversion_versions"."version" + $3;
+set "version" = "conversion_versions"."version" + $3, "newest_id" = (select coalesce(max(id), 0) as "id" from "conversions");
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
 /* kept prepared */ insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
