@@ -71,6 +71,8 @@ const CATCH_UP_POLL_MS = 50;
 const CATCH_UP_GIVE_UP_MS = 10 * 60 * 1000;
 // Another account's conversions, imported before the large import, asked about while the service catches up with it.
 const OTHER_ACCOUNT_ROWS = 1_000;
+// How long the index is given to take another account's rows in unasked (it looks for new rows every second).
+const OTHER_ACCOUNT_INDEXED_MS = 3_000;
 
 const TARGETS = {
   sqlite: {
@@ -193,20 +195,20 @@ interface Stack {
  * Asks, every CATCH_UP_POLL_MS from `since` (the import's end), a question never asked before
  * (amount.lt a new bound above every amount) until its total is every row imported.
  */
-async function untilEveryRowAnswered(baseUrl: string, since: number, apiKey = API_KEY, rows = options.conversions): Promise<{ ms: number; polls: number }> {
+async function untilEveryRowAnswered(baseUrl: string, since: number): Promise<{ ms: number; polls: number }> {
   for (let polls = 1; ; polls++) {
     const began = performance.now();
     const url = `${baseUrl}/api/v1/conversions?amount.lt=${100_000 + polls}`;
-    const response = await fetch(url, { headers: { 'x-api-key': apiKey } });
+    const response = await fetch(url, { headers: { 'x-api-key': API_KEY } });
     const body = await response.text();
     const ms = performance.now() - since;
     // A 503 says the index is still catching up (it did not answer within the service's time limit).
     const catchingUp = response.status === 503 && ms <= CATCH_UP_GIVE_UP_MS;
     if (response.status !== 200 && !catchingUp) throw new BenchFailure(`${url} answered ${response.status} after the import: ${body}`);
     const totalEntries = catchingUp ? 0 : (JSON.parse(body) as ListAnswer).totalEntries;
-    if (totalEntries === rows) return { ms, polls };
-    if (totalEntries > rows || ms > CATCH_UP_GIVE_UP_MS) {
-      throw new BenchFailure(`${url} answered totalEntries ${totalEntries} ${(ms / 1000).toFixed(1)} s after importing ${rows} rows`);
+    if (totalEntries === options.conversions) return { ms, polls };
+    if (totalEntries > options.conversions || ms > CATCH_UP_GIVE_UP_MS) {
+      throw new BenchFailure(`${url} answered totalEntries ${totalEntries} ${(ms / 1000).toFixed(1)} s after importing ${options.conversions} rows`);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CATCH_UP_POLL_MS - (performance.now() - began))));
   }
@@ -253,7 +255,8 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
 
   const otherKey = (await cli(1, ['keys', 'create', '--account', 'other'])).trim().split('\n').at(-1)!;
   await cli(1, ['seed', '--conversions', String(OTHER_ACCOUNT_ROWS), '--assets', '0', '--account', 'other']);
-  await untilEveryRowAnswered(service.baseUrl, performance.now(), otherKey, OTHER_ACCOUNT_ROWS);
+  // Not asked about before the import: its first question comes during the catch-up, as an account's first after a start does.
+  await new Promise((resolve) => setTimeout(resolve, OTHER_ACCOUNT_INDEXED_MS));
 
   const began = performance.now();
   const imported = await cli(1, ['conversions', 'import', ndjson]);
@@ -277,7 +280,7 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
 
 /**
  * Asks, every CATCH_UP_POLL_MS until `stop`, a new question of another account, whose rows the
- * index held before the import: each answer must count every one of them.
+ * index took in before the import, unasked: each answer must count every one of them.
  */
 async function askAsAnotherAccount(baseUrl: string, apiKey: string, stop: AbortSignal): Promise<Stack['otherAccount']> {
   const took: number[] = [];
