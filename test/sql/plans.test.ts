@@ -18,6 +18,7 @@ import { ConversionRepository } from '../../src/conversions/repository.js';
 import { validateConversion } from '../../src/conversions/validate.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
 import { countAndPagesQuery, idsAfterQuery, layoutStatements, pageQuery, type DuckDbQuery } from '../../src/db/columnar/queries.js';
+import { sourceStatements, withSqliteParameters } from '../../src/db/columnar/source.js';
 import { FilterFacts } from '../../src/filters/list-cache.js';
 import { parseListQuery } from '../../src/filters/parse.js';
 import { describeEachEngine, freshDatabase, type TestDatabase } from '../helpers/database.js';
@@ -139,21 +140,7 @@ describeEachEngine('plans of the row store', (engine) => {
   });
   after(() => database.close());
 
-  /** What the planner does with a statement, one line a plan node: "SEARCH assets USING INDEX …" or "Index Scan assets conversions_pkey". */
-  async function plan(statement: CompiledQuery): Promise<string[]> {
-    if (engine === 'sqlite') {
-      const { rows } = await database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
-      return rows.map((row) => row.detail);
-    }
-    const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PostgresNode }[] }>(
-      CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]),
-    );
-    const lines = (node: PostgresNode): string[] => [
-      [node['Node Type'], node['Relation Name'], node['Index Name']].filter(Boolean).join(' '),
-      ...(node.Plans ?? []).flatMap(lines),
-    ];
-    return lines(rows[0]!['QUERY PLAN'][0]!.Plan);
-  }
+  const plan = (statement: CompiledQuery) => planOf(database, statement);
 
   test('the recorder of the snapshots compiles as the database does', () => {
     const query = (db: typeof database.db) =>
@@ -278,6 +265,66 @@ describeEachEngine('plans of the row store', (engine) => {
         );
         assert.ok(!lines.some((line) => /^Seq Scan assets$/.test(line)), `no scan: ${shown}`);
       }
+    }
+  });
+});
+
+/** What the planner does with a statement, one line a plan node: "SEARCH assets USING INDEX …" or "Index Scan assets conversions_pkey". */
+async function planOf(database: TestDatabase, statement: CompiledQuery): Promise<string[]> {
+  if (database.engine === 'sqlite') {
+    const { rows } = await database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
+    return rows.map((row) => row.detail);
+  }
+  const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PostgresNode }[] }>(
+    CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]),
+  );
+  const lines = (node: PostgresNode): string[] => [
+    [node['Node Type'], node['Relation Name'], node['Index Name']].filter(Boolean).join(' '),
+    ...(node.Plans ?? []).flatMap(lines),
+  ];
+  return lines(rows[0]!['QUERY PLAN'][0]!.Plan);
+}
+
+describeEachEngine("plans of the columnar index's reads of the row store", (engine) => {
+  test("one account's rows above an id are found through an index of the account, not by walking the primary key through another account's rows", async () => {
+    const database = await freshDatabase(engine);
+    try {
+      const accounts = new AccountRepository(database.db);
+      const { id: quiet } = await accounts.ensure('quiet', 'quiet', NOW);
+      const { id: busy } = await accounts.ensure('busy', 'busy', NOW);
+      const random = seededRandom(11);
+      await insertConversions(database, quiet, [...syntheticConversions(3_000, { random })]);
+      const { id: above } = await database.db
+        .selectFrom('conversions')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirstOrThrow();
+      await insertConversions(database, busy, [...syntheticConversions(20_000, { random })]);
+      await insertConversions(database, quiet, [...syntheticConversions(20, { random })]);
+      await database.refreshStatistics();
+      const { table, sourceLayout } = CONVERSION_INDEX_LAYOUT;
+      const { accountRowsAfter } = sourceStatements(table, [...sourceLayout.rowColumns, sourceLayout.document]);
+      const statement = CompiledQuery.raw(engine === 'sqlite' ? withSqliteParameters(accountRowsAfter) : accountRowsAfter, [quiet, Number(above), 1001]);
+
+      const { rows } = await database.db.executeQuery<Record<string, unknown>>(statement);
+      assert.equal(rows.length, 20, "the account's rows above the id");
+      const lines = await planOf(database, statement);
+      const shown = lines.join(' | ');
+      if (engine === 'sqlite') {
+        assert.ok(
+          lines.some((line) => /^SEARCH conversions USING (COVERING )?INDEX conversions_account\w* \(account_id=\?\)/.test(line)),
+          `through an index of the account: ${shown}`,
+        );
+        assert.ok(!lines.some((line) => /^SCAN conversions\b|rowid>\?/.test(line)), `no walk of the table or its primary key: ${shown}`);
+      } else {
+        // Read by id after: at this table's size, PostgreSQL may rather hash the ids over a scan
+        // than look a thousand of them up, which at a million rows it does not.
+        assert.ok(
+          lines.some((line) => /Scan conversions_account\w*$|Scan conversions conversions_account\w*$/.test(line)),
+          `through an index of the account: ${shown}`,
+        );
+      }
+    } finally {
+      await database.close();
     }
   });
 });

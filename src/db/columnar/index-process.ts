@@ -104,6 +104,9 @@ const CHECKPOINT_TRIES = 20;
 const LOCK_WAIT_MS = 10_000;
 // The most rows above the watermark read for pages and summaries (unindexedFor); beyond them a question waits for a catch-up.
 const MAX_UNINDEXED_ROWS = 5_000;
+// The most rows of one account above the watermark read for a question while more than MAX_UNINDEXED_ROWS lie there
+// (accountRowsAbove): read anew for each question, so few; beyond them it waits for a catch-up.
+const MAX_ACCOUNT_ROWS_ABOVE = 1_000;
 // A page up to this one is found in the same scan that counts (min(id, n) keeps the n smallest).
 const COUNTED_PAGES = 10;
 // How often a statement to stop is interrupted again until it ends (interruptWhileRunning).
@@ -178,6 +181,12 @@ let reordering: Promise<void> | undefined;
  */
 let unindexed: UnindexedRow[] = [];
 let unindexedUpTo = 0;
+/**
+ * More rows than MAX_UNINDEXED_ROWS lay above the watermark, up to this id, when they were last
+ * read (an import): until the index has appended them, questions read their own account's rows
+ * (accountRowsAbove) without reading those again.
+ */
+let crowdedUpTo = 0;
 /** Rows appended since the index last checkpointed (CHECKPOINT_ROWS). */
 let uncheckpointedRows = 0;
 /**
@@ -644,33 +653,49 @@ async function page(rowsOf: RowsOf, accountId: number, upTo: number, filters: Fi
 /**
  * The watermark to answer a question of a page or a summary at, and the account's rows above it
  * that the index does not hold yet: with them, every one of its rows up to id `newestId` at
- * least. More rows above the watermark than MAX_UNINDEXED_ROWS (an import) are waited for as the
- * index appends them, unless the account's rows lie below them all: another account's import
- * holds nobody else's questions up.
+ * least. When more rows than MAX_UNINDEXED_ROWS lie above the watermark (an import), only the
+ * account's own are read; if they are many too (its own import), they are waited for as the
+ * index appends them. So one account's import holds nobody else's questions up.
  */
 async function unindexedFor(accountId: number, newestId: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
   // Every row up to unindexedUpTo is in the index or kept in unindexed.
-  if (newestId > Math.max(watermark, unindexedUpTo)) await readingUnindexed.run();
+  const covered = () => newestId <= Math.max(watermark, unindexedUpTo);
+  if (!covered() && watermark >= crowdedUpTo) await readingUnindexed.run();
   dropIndexed();
+  if (!covered()) return accountRowsAbove(accountId);
   return { upTo: watermark, newer: unindexed.filter((row) => row.accountId === accountId) };
 }
 
 /**
- * Reads the source's rows above those read before. When more than MAX_UNINDEXED_ROWS are above
- * the watermark (an import), it waits for the index to append them instead of keeping them.
+ * Reads the source's rows above those read before, unless more than MAX_UNINDEXED_ROWS lie above
+ * the watermark (an import): then it keeps none of them, and notes how far they reach.
  */
 async function readUnindexed(): Promise<void> {
   dropIndexed();
   const room = MAX_UNINDEXED_ROWS - unindexed.length;
   const read = room > 0 ? await source.rowsAfter(unindexedUpTo, room + 1) : [];
   if (room <= 0 || read.length > room) {
-    await catchUp();
-    dropIndexed();
+    crowdedUpTo = Math.max(crowdedUpTo, unindexedUpTo, Number(read.at(-1)?.[0] ?? 0));
     return;
   }
   // A catch-up meanwhile may have moved the rows kept past some of these.
   for (const row of read) if (Number(row[0]) > unindexedUpTo) unindexed.push(unindexedRowOf(row, columns, hashed, sourceLayout));
   unindexedUpTo = Math.max(unindexedUpTo, Number(read.at(-1)?.[0] ?? 0));
+}
+
+/**
+ * The account's own rows above the watermark, read through an index of the account, and the
+ * watermark they were read above. More than MAX_ACCOUNT_ROWS_ABOVE (the account's own import)
+ * are waited for as the index appends them.
+ */
+async function accountRowsAbove(accountId: number): Promise<{ upTo: number; newer: UnindexedRow[] }> {
+  // The index's answer counts its rows up to here; a catch-up meanwhile appends some of these beyond it.
+  const upTo = watermark;
+  const rows = await source.accountRowsAfter(accountId, upTo, MAX_ACCOUNT_ROWS_ABOVE + 1);
+  if (rows.length <= MAX_ACCOUNT_ROWS_ABOVE) return { upTo, newer: rows.map((row) => unindexedRowOf(row, columns, hashed, sourceLayout)) };
+  await catchUp();
+  dropIndexed();
+  return { upTo: watermark, newer: unindexed.filter((row) => row.accountId === accountId) };
 }
 
 /** Forgets the rows read above the watermark that the index now holds. */

@@ -13,6 +13,8 @@ export interface RowSource {
   identity(): Promise<string>;
   largestId(): Promise<number>;
   rowsAfter(id: number, limit: number): Promise<unknown[][]>;
+  /** As rowsAfter, the rows of one account only, found through an index that begins with the account. */
+  accountRowsAfter(accountId: number, id: number, limit: number): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 
@@ -38,19 +40,35 @@ export async function appendInBatches(
   }
 }
 
+/** The source's statements, their parameters numbered as PostgreSQL numbers them. */
+export function sourceStatements(table: string, columns: string[]) {
+  return {
+    rowsAfter: `select id, account_id, ${columns.join(', ')} from ${table} where id > $1 order by id limit $2`,
+    // The ids through an index that begins with the account: the unary plus, in the condition and
+    // in the order, keeps the database from walking the primary key instead, through every other
+    // account's rows above the id, which are what make the account's rows worth reading on their own.
+    accountRowsAfter: `select id, account_id, ${columns.join(', ')} from ${table} where id in (select id from ${table} where account_id = $1 and +id > $2 order by +id limit $3) order by id`,
+    identity: `select identity from ${table}_identity`,
+    largestId: `select coalesce(max(id), 0) as id from ${table}`,
+  };
+}
+
+/** A statement of sourceStatements with SQLite's parameters. */
+export const withSqliteParameters = (statement: string) => statement.replace(/\$\d+/g, '?');
+
 export function openRowSource(address: ConversionSourceAddress, table: string, columns: string[]): RowSource {
-  const select = `select id, account_id, ${columns.join(', ')} from ${table} where id > $1 order by id limit $2`;
-  const identity = `select identity from ${table}_identity`;
-  const largest = `select coalesce(max(id), 0) as id from ${table}`;
+  const { rowsAfter: select, accountRowsAfter: ofAccount, identity, largestId: largest } = sourceStatements(table, columns);
   if (address.engine === 'sqlite') {
     // Synchronous, in the index's own process: readonly, beside the service's writer (WAL).
     const connection = new SQLite(address.file, { readonly: true, fileMustExist: true });
     connection.pragma('busy_timeout = 5000');
-    const rows = connection.prepare(select.replace('$1', '?').replace('$2', '?')).raw(true);
+    const rows = connection.prepare(withSqliteParameters(select)).raw(true);
+    const accountRows = connection.prepare(withSqliteParameters(ofAccount)).raw(true);
     return {
       identity: async () => (connection.prepare(identity).get() as { identity: string }).identity,
       largestId: async () => (connection.prepare(largest).get() as { id: number }).id,
       rowsAfter: async (id, limit) => rows.all(id, limit) as unknown[][],
+      accountRowsAfter: async (accountId, id, limit) => accountRows.all(accountId, id, limit) as unknown[][],
       close: async () => {
         connection.close();
       },
@@ -62,6 +80,7 @@ export function openRowSource(address: ConversionSourceAddress, table: string, c
     identity: async () => (await pool.query<{ identity: string }>(identity)).rows[0]!.identity,
     largestId: async () => (await pool.query<{ id: number }>(largest)).rows[0]!.id,
     rowsAfter: async (id, limit) => (await pool.query<unknown[]>({ text: select, values: [id, limit], rowMode: 'array' })).rows,
+    accountRowsAfter: async (accountId, id, limit) => (await pool.query<unknown[]>({ text: ofAccount, values: [accountId, id, limit], rowMode: 'array' })).rows,
     close: () => pool.end(),
   };
 }
