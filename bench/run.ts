@@ -2,7 +2,8 @@
  * `npm run bench`: a benchmark, not a test. It generates realistic conversions and assets,
  * starts the real service pinned to one core on a fresh (empty) database, imports the
  * conversions with the command line while the service runs (and times how soon the service
- * answers for every row after the import), drives the service with autocannon from a separate
+ * answers for every row after the import, while another account, with a few rows of its own
+ * arriving, asks new questions), drives the service with autocannon from a separate
  * process on another core, compares every scenario with a bare node:http server sending the same
  * bytes, checks a sample of answers against the data, then asks new questions once each (cold,
  * bench/cold.ts) beside a probe, then times reports and the export (reports.ts) and the web
@@ -69,8 +70,10 @@ const MiB = 1024 * 1024;
 // How often the service is asked, after the import, whether it answers for every row.
 const CATCH_UP_POLL_MS = 50;
 const CATCH_UP_GIVE_UP_MS = 10 * 60 * 1000;
-// Another account's conversions, imported before the large import, asked about while the service catches up with it.
+// Another account's conversions, imported before the large import, asked about while the service catches up with it;
+// and more of them, imported as the large import ends.
 const OTHER_ACCOUNT_ROWS = 1_000;
+const OTHER_ACCOUNT_NEW_ROWS = 10;
 // How long the index is given to take another account's rows in unasked (it looks for new rows every second).
 const OTHER_ACCOUNT_INDEXED_MS = 3_000;
 
@@ -187,8 +190,11 @@ interface Stack {
   import: { seconds: number; rowsPerSecond: number };
   /** From the import's end until a new question first counted every row imported. */
   caughtUp: { ms: number; polls: number };
-  /** Another account's new questions meanwhile, every CATCH_UP_POLL_MS: how long each took, and how many were refused (503). */
-  otherAccount: Latencies & { refused: number };
+  /**
+   * Another account's new questions meanwhile, every CATCH_UP_POLL_MS: how long each took, how
+   * many were refused (503), and how many counted its rows imported as the large import ended.
+   */
+  otherAccount: Latencies & { refused: number; withNewRows: number };
 }
 
 /**
@@ -267,7 +273,11 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
   log(`${name}: imported ${options.conversions} rows in ${seconds.toFixed(1)} s: ${rowsPerSecond.toFixed(0)} rows/s`);
   const othersAsking = new AbortController();
   const otherAccountAsking = askAsAnotherAccount(service.baseUrl, otherKey, othersAsking.signal);
+  const otherNewRows = path.join(workDir, `${name}-other-new.ndjson`);
+  writeConversions(otherNewRows, OTHER_ACCOUNT_NEW_ROWS, SEED + 1);
+  const otherImport = cli(1, ['conversions', 'import', otherNewRows, '--account', 'other']);
   const caughtUp = await untilEveryRowAnswered(service.baseUrl, importEnded).finally(() => othersAsking.abort());
+  await otherImport;
   const otherAccount = await otherAccountAsking;
   log(`${name}: every row answered ${caughtUp.ms.toFixed(0)} ms after the import (question ${caughtUp.polls})`);
 
@@ -280,24 +290,28 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
 
 /**
  * Asks, every CATCH_UP_POLL_MS until `stop`, a new question of another account, whose rows the
- * index took in before the import, unasked: each answer must count every one of them.
+ * index took in before the import, unasked, and whose OTHER_ACCOUNT_NEW_ROWS more are imported
+ * meanwhile: each answer must count every row of the first, and the new ones once any answer has.
  */
 async function askAsAnotherAccount(baseUrl: string, apiKey: string, stop: AbortSignal): Promise<Stack['otherAccount']> {
   const took: number[] = [];
   let refused = 0;
+  let withNewRows = 0;
   for (let asked = 1; !stop.aborted; asked++) {
     const began = performance.now();
     const url = `${baseUrl}/api/v1/conversions?amount.lt=${200_000 + asked}`;
     const response = await fetch(url, { headers: { 'x-api-key': apiKey } });
     const body = await response.text();
     took.push(performance.now() - began);
+    const total = response.status === 200 ? (JSON.parse(body) as ListAnswer).totalEntries : undefined;
     if (response.status === 503) refused++;
-    else if (response.status !== 200 || (JSON.parse(body) as ListAnswer).totalEntries !== OTHER_ACCOUNT_ROWS) {
+    else if (total === OTHER_ACCOUNT_ROWS + OTHER_ACCOUNT_NEW_ROWS) withNewRows++;
+    else if (total !== OTHER_ACCOUNT_ROWS || withNewRows > 0) {
       throw new BenchFailure(`${url}, another account's question during the catch-up, answered ${response.status}: ${body.slice(0, 200)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CATCH_UP_POLL_MS - (performance.now() - began))));
   }
-  return { ...latencies(took), refused };
+  return { ...latencies(took), refused, withNewRows };
 }
 
 /** Builds `ref` in a git worktree of its own in `workDir`, this checkout's node_modules linked in. */
@@ -442,8 +456,8 @@ interface Row {
 
 const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 const fixed = (value: number | undefined, digits = 0) => (value === undefined || Number.isNaN(value) ? '?' : value.toFixed(digits));
-const describeOtherAccount = ({ n, p50Ms, p99Ms, maxMs, refused }: Stack['otherAccount']) =>
-  `${n} asked, p50 / p99 / max ${fixed(p50Ms, 1)} / ${fixed(p99Ms, 1)} / ${fixed(maxMs, 1)} ms, ${refused} answered 503`;
+const describeOtherAccount = ({ n, p50Ms, p99Ms, maxMs, refused, withNewRows }: Stack['otherAccount']) =>
+  `${n} asked, p50 / p99 / max ${fixed(p50Ms, 1)} / ${fixed(p99Ms, 1)} / ${fixed(maxMs, 1)} ms, ${refused} answered 503, ${withNewRows} counted its ${OTHER_ACCOUNT_NEW_ROWS} rows imported meanwhile`;
 
 /** A Markdown table: the first and last columns are text, the others numbers. */
 function table(header: string[], lines: string[][]): string {
