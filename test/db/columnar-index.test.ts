@@ -1045,7 +1045,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
       assert.equal(batch.upTo, watermark, "answered without appending the other account's rows");
       assert.equal(batch.ids.length, imported.length);
 
-      // Rows of this account above the other's are waited for.
+      // Rows of this account above the other's are read with the index's.
       await importInto(mine.id, records(50, 73));
       assert.equal((await index.page(mine.id, newestId(), [], 1)).total, imported.length);
       const after = await everyId();
@@ -1057,7 +1057,7 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
     }
   });
 
-  test("an account's few rows above another account's import are read on their own: its pages and summaries count them at the watermark, the index appending nothing for them", async () => {
+  test("an account's few rows above another account's import are read on their own: its pages, summaries and exports hold them, the index appending nothing for them", async () => {
     const database = await freshDatabase(engine);
     const index = indexAppendingWhenAsked(database);
     try {
@@ -1079,14 +1079,23 @@ describeEachEngine('rows the index has not appended yet', (engine) => {
         }
         assert.deepEqual(listed, expected, `pages of ${query || 'everything'}`);
         assert.equal((await index.summary(mine.id, newestId(), filters, ['day'], 'UTC')).totals[0], expected.length, `summary of ${query || 'everything'}`);
+        // An export, in batches of 40 ids, each after the last id of the one before.
+        const exported: number[] = [];
+        for (let batch = await index.idsAfter(mine.id, newestId(), filters, 0, undefined, 40); ; ) {
+          exported.push(...batch.ids);
+          if (batch.ids.length < 40) break;
+          batch = await index.idsAfter(mine.id, newestId(), filters, batch.ids.at(-1)!, batch.upTo, 40);
+        }
+        assert.deepEqual(exported, expected, `export of ${query || 'everything'}`);
       }
-      const held = await index.idsAfter(mine.id, 0, [], 0, Number.MAX_SAFE_INTEGER, 10_000);
-      assert.equal(held.ids.length, 200, 'the index holds the rows it held before');
+      // What the index holds of the account: an export's first batch asking for no row above it.
+      const held = () => index.idsAfter(mine.id, 0, [], 0, undefined, 10_000);
+      assert.equal((await held()).ids.length, 200, 'the index holds the rows it held before');
 
       // Many of its own above the watermark: they are waited for.
       await importInto(mine.id, records(5_100, 84));
       assert.equal((await index.page(mine.id, newestId(), [], 1)).total, imported.length);
-      assert.equal((await index.idsAfter(mine.id, 0, [], 0, Number.MAX_SAFE_INTEGER, 10_000)).ids.length, imported.length);
+      assert.equal((await held()).ids.length, imported.length);
     } finally {
       await index.close();
       await database.close();

@@ -268,11 +268,10 @@ function answer(request: ColumnarRequest): void {
       if (request.kind === 'summary') return summary(rowsOf, accountId, upTo, newer, filters, request.groupBy, request.timeZone);
       return pageWithNewer(rowsOf, accountId, upTo, newer, filters, request.page);
     }
-    // An export's later batch reads up to its first's watermark; its first waits for the index to
-    // hold the account's rows up to its newest id, and is not run if the service gave up on it meanwhile.
-    const upTo = request.upTo ?? (await caughtUpFor(newestId));
+    // An export's batches are all of its rows up to the first's `upTo`; the first is not run if the service gave up on it meanwhile.
+    const rows = await exportRows(accountId, newestId, request.upTo);
     if (forgotten.has(id)) return undefined;
-    return idsAfter(firstColumnOf, accountId, upTo, filters, request.afterId, request.limit);
+    return idsAfter(firstColumnOf, accountId, rows, filters, request.afterId, request.limit);
   })();
   const sent = answering.then(
     (answer) => answer && send({ id, answer }),
@@ -730,10 +729,27 @@ async function pageWithNewer(
   return { total: indexed.total + newerIds.length, ids };
 }
 
-/** The watermark to answer a question at: every row up to id `newestId` is in the index. */
-async function caughtUpFor(newestId: number): Promise<number> {
-  if (newestId > watermark) await catchUp();
-  return watermark;
+/** The rows an export's batch reads: the index's up to `indexedUpTo`, then `newer`, the account's rows above it; all up to `upTo`. */
+interface ExportRows {
+  upTo: number;
+  indexedUpTo: number;
+  newer: UnindexedRow[];
+}
+
+/**
+ * The rows of an export's batch: up to `upTo`, or for its first batch, up to an id past every one
+ * of the account's rows up to `newestId`. Those above the watermark are the account's own, read
+ * while other accounts' rows crowd it (accountRowsAbove); else the index catches up with them.
+ */
+async function exportRows(accountId: number, newestId: number, upTo: number | undefined): Promise<ExportRows> {
+  if ((upTo ?? newestId) <= watermark) return { upTo: upTo ?? watermark, indexedUpTo: watermark, newer: [] };
+  if (watermark >= crowdedUpTo) await readingUnindexed.run();
+  if (watermark >= crowdedUpTo) {
+    await catchUp();
+    return { upTo: upTo ?? watermark, indexedUpTo: watermark, newer: [] };
+  }
+  const above = await accountRowsAbove(accountId);
+  return { upTo: upTo ?? Math.max(above.upTo, above.newer.at(-1)?.id ?? 0), indexedUpTo: above.upTo, newer: above.newer };
 }
 
 /**
@@ -807,9 +823,23 @@ async function windowsOf(rowsOf: RowsOf, accountId: number, upTo: number): Promi
   return windows;
 }
 
-/** The next `limit` ids after `afterId` of the account's rows up to id `upTo` matching `filters`. */
-async function idsAfter(firstColumnOf: FirstColumnOf, accountId: number, upTo: number, filters: Filter[], afterId: number, limit: number): Promise<BatchOfIds> {
-  const ids = (await firstColumnOf(idsAfterQuery(table, accountId, filters, upTo, afterId, limit))).map(Number);
+/** The next `limit` ids after `afterId` of the export's rows matching `filters`: the index's, then the newer ones. */
+async function idsAfter(
+  firstColumnOf: FirstColumnOf,
+  accountId: number,
+  rows: ExportRows,
+  filters: Filter[],
+  afterId: number,
+  limit: number,
+): Promise<BatchOfIds> {
+  const { upTo, newer } = rows;
+  const indexedUpTo = Math.min(upTo, rows.indexedUpTo);
+  const ids = (await firstColumnOf(idsAfterQuery(table, accountId, filters, indexedUpTo, afterId, limit))).map(Number);
+  const matches = rowMatcher(filters);
+  for (const row of newer) {
+    if (ids.length === limit) break;
+    if (row.id > Math.max(afterId, indexedUpTo) && row.id <= upTo && matches(row)) ids.push(row.id);
+  }
   return { ids, upTo };
 }
 

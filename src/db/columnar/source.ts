@@ -57,16 +57,16 @@ export function sourceStatements(table: string, columns: string[]) {
 export const withSqliteParameters = (statement: string) => statement.replace(/\$\d+/g, '?');
 
 export function openRowSource(address: ConversionSourceAddress, table: string, columns: string[]): RowSource {
-  const { rowsAfter: select, accountRowsAfter: ofAccount, identity, largestId: largest } = sourceStatements(table, columns);
+  const statements = sourceStatements(table, columns);
   if (address.engine === 'sqlite') {
     // Synchronous, in the index's own process: readonly, beside the service's writer (WAL).
     const connection = new SQLite(address.file, { readonly: true, fileMustExist: true });
     connection.pragma('busy_timeout = 5000');
-    const rows = connection.prepare(withSqliteParameters(select)).raw(true);
-    const accountRows = connection.prepare(withSqliteParameters(ofAccount)).raw(true);
+    const rows = connection.prepare(withSqliteParameters(statements.rowsAfter)).raw(true);
+    const accountRows = connection.prepare(withSqliteParameters(statements.accountRowsAfter)).raw(true);
     return {
-      identity: async () => (connection.prepare(identity).get() as { identity: string }).identity,
-      largestId: async () => (connection.prepare(largest).get() as { id: number }).id,
+      identity: async () => (connection.prepare(statements.identity).get() as { identity: string }).identity,
+      largestId: async () => (connection.prepare(statements.largestId).get() as { id: number }).id,
       rowsAfter: async (id, limit) => rows.all(id, limit) as unknown[][],
       accountRowsAfter: async (accountId, id, limit) => accountRows.all(accountId, id, limit) as unknown[][],
       close: async () => {
@@ -77,10 +77,11 @@ export function openRowSource(address: ConversionSourceAddress, table: string, c
   const pool = new pg.Pool({ connectionString: address.url, max: 1, types: POSTGRES_TYPES });
   pool.on('error', () => {}); // an idle connection closed by the server is replaced by the next query
   return {
-    identity: async () => (await pool.query<{ identity: string }>(identity)).rows[0]!.identity,
-    largestId: async () => (await pool.query<{ id: number }>(largest)).rows[0]!.id,
-    rowsAfter: async (id, limit) => (await pool.query<unknown[]>({ text: select, values: [id, limit], rowMode: 'array' })).rows,
-    accountRowsAfter: async (accountId, id, limit) => (await pool.query<unknown[]>({ text: ofAccount, values: [accountId, id, limit], rowMode: 'array' })).rows,
+    identity: async () => (await pool.query<{ identity: string }>(statements.identity)).rows[0]!.identity,
+    largestId: async () => (await pool.query<{ id: number }>(statements.largestId)).rows[0]!.id,
+    rowsAfter: async (id, limit) => (await pool.query<unknown[]>({ text: statements.rowsAfter, values: [id, limit], rowMode: 'array' })).rows,
+    accountRowsAfter: async (accountId, id, limit) =>
+      (await pool.query<unknown[]>({ text: statements.accountRowsAfter, values: [accountId, id, limit], rowMode: 'array' })).rows,
     close: () => pool.end(),
   };
 }
