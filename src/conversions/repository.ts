@@ -110,12 +110,14 @@ export class ConversionRepository {
    * its rows (an import), since writes are serialized (Database.serializeConversionWrites).
    */
   async bumpVersion(accountId: number): Promise<void> {
-    const largestId = () => this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id'));
+    const largestId = this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id'));
     const bump = () =>
       this.db
         .insertInto('conversion_versions')
-        .values({ account_id: accountId, version: 1, newest_id: largestId() })
-        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1), newest_id: largestId() })));
+        .values({ account_id: accountId, version: 1, newest_id: largestId })
+        .onConflict((oc) =>
+          oc.column('account_id').doUpdateSet((eb) => ({ version: eb('conversion_versions.version', '+', 1), newest_id: eb.ref('excluded.newest_id') })),
+        );
     await this.compiled.execute('bump version', bump, [accountId, 1, 1]);
   }
 

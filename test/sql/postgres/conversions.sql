@@ -35,7 +35,7 @@ order by "id";
 insert into "conversion_versions" ("account_id", "version", "newest_id")
 values ($1, $2, (select coalesce(max(id), 0) as "id" from "conversions"))
 on conflict ("account_id") do update
-set "version" = "conversion_versions"."version" + $3, "newest_id" = (select coalesce(max(id), 0) as "id" from "conversions");
+set "version" = "conversion_versions"."version" + $3, "newest_id" = "excluded"."newest_id";
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
 /* kept prepared */ insert into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")

@@ -31,7 +31,7 @@ from (select "account_id", '{"id":' || id || ',' || substr(entry_json, 2) || ? a
 insert into "conversion_versions" ("account_id", "version", "newest_id")
 values (?, ?, (select coalesce(max(id), 0) as "id" from "conversions"))
 on conflict ("account_id") do update
-set "version" = "conversion_versions"."version" + ?, "newest_id" = (select coalesce(max(id), 0) as "id" from "conversions");
+set "version" = "conversion_versions"."version" + ?, "newest_id" = "excluded"."newest_id";
 
 -- ConversionRepository.insertNew(1, two conversions), an import sends its rows in batches
 /* kept prepared */ insert or ignore into "conversions" ("account_id", "created_at", "cart_integration", "receipt", "user_id", "entry_json")
