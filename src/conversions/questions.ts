@@ -26,13 +26,12 @@ export const CONVERSION_INDEX_LAYOUT = {
 };
 
 /**
- * An account's conversions as a request finds them: its data version, and an id none of them
- * lies above (conversion_versions.newest_id). Answers hold every conversion up to that id at
- * least.
+ * An account's conversions as a request finds them: an id none of them lies above
+ * (conversion_versions.newest_id), which every write of the account's conversions raises and
+ * nothing else changes. Answers hold every conversion up to that id at least.
  */
 export interface ConversionsAsOf {
   accountId: number;
-  dataVersion: number;
   newestId: number;
 }
 
@@ -44,11 +43,11 @@ export interface ConversionsAsOf {
 export class ConversionQuestions {
   readonly opened: Promise<boolean>;
   /**
-   * Pages asked under an account's data version: the same question under the same version has
+   * Pages asked under an account's newest conversion id: the same question under the same id has
    * the same answer, so a repeated one is answered here, without crossing to the index's
    * process, which runs at a lower priority and would wait for the processor behind the
-   * requests themselves. A write bumps the version, and the process's own caches, which
-   * appends keep valid, answer the next one.
+   * requests themselves. A write of conversions raises the id (asset writes leave it), and the
+   * process's own caches, which appends keep valid, answer the next one.
    */
   private readonly pages = new LRUCache<string, Promise<PageOfIds>>({ max: 2_000 });
 
@@ -60,8 +59,8 @@ export class ConversionQuestions {
   }
 
   /** The rows of the account matching `filters`, exact as of `asOf` at least. */
-  page({ accountId, dataVersion, newestId }: ConversionsAsOf, filters: Filter[], page: number): Promise<PageOfIds> {
-    const key = `${accountId}:${dataVersion}:${page}:${filterKey(filters)}`;
+  page({ accountId, newestId }: ConversionsAsOf, filters: Filter[], page: number): Promise<PageOfIds> {
+    const key = `${accountId}:${newestId}:${page}:${filterKey(filters)}`;
     const known = this.pages.get(key);
     if (known) return known;
     const buyer = buyerAsked(filters);

@@ -111,7 +111,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
 
 /** The account's conversions as the request found them when it was authenticated. */
 function asOf(request: FastifyRequest): ConversionsAsOf {
-  return { accountId: request.accountId, dataVersion: request.dataVersion, newestId: request.newestConversionId };
+  return { accountId: request.accountId, newestId: request.newestConversionId };
 }
 
 /**

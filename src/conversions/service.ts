@@ -30,7 +30,7 @@ export class ConversionService {
     const listQuery = parseListQuery(query, conversionCatalogue);
     const { accountId } = asOf;
     return {
-      etag: listETag('conversions', accountId, asOf.dataVersion, listQuery),
+      etag: listETag('conversions', accountId, asOf.newestId, listQuery),
       read: async () => {
         const { total, ids } = await this.questions.page(asOf, listQuery.filters, listQuery.page);
         const entries = await this.conversions.pageJsonByIds(accountId, ids);

@@ -69,12 +69,13 @@ export class ListCache {
   }
 }
 
-// Bump when a list's bytes change for the same data, so that no client keeps an old page as current.
-const LIST_FORMAT = 1;
+// Bump when a list's bytes change for the same data, or what its version counts changes (2:
+// conversions by their newest id), so that no client keeps an old page as current.
+const LIST_FORMAT = 2;
 
 /**
- * The entity tag of a list page. Its bytes follow from the account, its data version (which
- * every write increments), the filters, the page and what the caller adds (such as the origin
+ * The entity tag of a list page. Its bytes follow from the account, a version that every write
+ * of the list's rows changes (the account's data version; for conversions, their newest id), the filters, the page and what the caller adds (such as the origin
  * that asset URLs are built on), so the tag is known before any row is read.
  */
 export function listETag(scope: string, accountId: number, version: number, query: ListQuery, ...representation: string[]): string {

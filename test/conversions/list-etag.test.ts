@@ -6,9 +6,10 @@ import { describeEachEngine, testConfig } from '../helpers/database.js';
 import { conversionRecord, insertConversions } from '../helpers/fixtures.js';
 
 /**
- * List responses carry an ETag derived from the account's data version, so that a poller asking
- * again with If-None-Match gets a 304 without a body while nothing changed, and the new page
- * the moment anything did.
+ * List responses carry an ETag derived from what the list's rows are as of (conversions: their
+ * newest id; assets: the account's data version), so that a poller asking again with
+ * If-None-Match gets a 304 without a body while nothing changed, and the new page the moment
+ * anything did.
  */
 describeEachEngine('list ETags and 304s', (engine) => {
   let ctx: TestContext;
@@ -53,6 +54,18 @@ describeEachEngine('list ETags and 304s', (engine) => {
     assert.equal(after.statusCode, 200);
     assert.notEqual(after.headers.etag, before.headers.etag);
     assert.equal(after.json().totalEntries, before.json().totalEntries + 1);
+  });
+
+  test('an asset write leaves the conversions tag as it was: the same request still gets a 304', async () => {
+    const before = await get('/api/v1/conversions?amount.gte=5');
+    const form = new FormData();
+    form.append('name', 'unrelated.txt');
+    form.append('content', 'hello');
+    const created = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': apiKey }, body: form });
+    assert.equal(created.statusCode, 200, created.body);
+    const after = await get('/api/v1/conversions?amount.gte=5', { 'if-none-match': before.headers.etag as string });
+    assert.equal(after.statusCode, 304);
+    assert.equal(after.headers.etag, before.headers.etag);
   });
 
   test("another account's identical request has its own tag", async () => {

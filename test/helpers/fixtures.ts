@@ -61,13 +61,10 @@ export async function insertConversions(database: Database, accountId: number, v
   });
 }
 
-/**
- * The account's conversions as a request authenticated now finds them (AccountRepository.accountForKey),
- * but for the data version, which here counts the conversions' changes alone: enough for the questions' caches.
- */
+/** The account's conversions as a request authenticated now finds them (AccountRepository.accountForKey). */
 export async function conversionsAsOf(database: Database, accountId: number): Promise<ConversionsAsOf> {
-  const row = await database.db.selectFrom('conversion_versions').select(['version', 'newest_id']).where('account_id', '=', accountId).executeTakeFirst();
-  return { accountId, dataVersion: Number(row?.version ?? 0), newestId: Number(row?.newest_id ?? 0) };
+  const row = await database.db.selectFrom('conversion_versions').select('newest_id').where('account_id', '=', accountId).executeTakeFirst();
+  return { accountId, newestId: Number(row?.newest_id ?? 0) };
 }
 
 /**
