@@ -10,10 +10,18 @@ const text = (description?: string) => nullable(Type.String(description ? { desc
 // The most products, tracking codes or payouts one conversion holds: an order has a few.
 const MAX_ITEMS = 100;
 
+/**
+ * The largest sum of money one field holds, either way: a trillion. Summaries sum money exactly
+ * (src/db/columnar/money.ts), which holds for values this size with six places; a double far
+ * larger summed to infinity and failed the summary.
+ */
+export const MAX_MONEY = 1_000_000_000_000;
+const money = () => Type.Number({ minimum: -MAX_MONEY, maximum: MAX_MONEY });
+
 export const Product = Type.Object(
   {
     sku: Type.String({ maxLength: 2048 }),
-    price: Type.Number(),
+    price: money(),
     qty: Type.Integer({ minimum: 0 }),
   },
   { additionalProperties: false },
@@ -73,9 +81,9 @@ export const ConversionEntry = Type.Object(
     cart_integration: Type.Union(CART_INTEGRATIONS.map((cart) => Type.Literal(cart))),
     receipt: Type.String(),
     original_receipt: text('Receipt of the first order of an upsell chain'),
-    amount: nullable(Type.Number()),
-    tax_amount: nullable(Type.Number()),
-    shipping_amount: nullable(Type.Number()),
+    amount: nullable(money()),
+    tax_amount: nullable(money()),
+    shipping_amount: nullable(money()),
     products: Type.Array(Product, { maxItems: MAX_ITEMS }),
     email: nullable(Type.String({ format: 'email', maxLength: 320, description: 'Buyer e-mail address' })),
     user_id: text(),
@@ -107,7 +115,7 @@ export const ConversionEntry = Type.Object(
     last_name: text(),
     zip_code: text(),
     payment_method: nullable(Type.Union(PAYMENT_METHODS.map((method) => Type.Literal(method)))),
-    affiliate_payouts: Type.Array(Type.Number(), { maxItems: MAX_ITEMS }),
+    affiliate_payouts: Type.Array(money(), { maxItems: MAX_ITEMS }),
   },
   { additionalProperties: false, $id: 'ConversionEntry', examples: [EXAMPLE] },
 );

@@ -4,7 +4,7 @@ import { columnTypeOf, jsonFieldsOf } from '../filters/catalogue.js';
 import { parseTimestamp } from '../filters/timestamps.js';
 import { entryJsonOf } from './entry-json.js';
 import type { NewConversion } from './repository.js';
-import { CART_INTEGRATIONS, ConversionEntry, PAYMENT_METHODS } from './schema.js';
+import { CART_INTEGRATIONS, ConversionEntry, MAX_MONEY, PAYMENT_METHODS } from './schema.js';
 
 const REQUIRED = new Set(['created_at', 'cart_integration', 'receipt']);
 
@@ -119,6 +119,7 @@ function listOf(values: readonly string[], conjunction: 'and' | 'or'): string {
   return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} ${conjunction} ${values.at(-1)}`;
 }
 
+const MONEY = `a number such as 19.99, from -${MAX_MONEY} to ${MAX_MONEY}`;
 /**
  * What a field must be, said as the API's 400s say it: what would be right, with an example.
  * Whatever check a value fails (type, pattern, list, range, count), this one sentence tells
@@ -133,12 +134,15 @@ const EXPECTED: Record<string, string> = {
   country: 'two upper-case letters such as US',
   email: 'an e-mail address such as buyer@example.com',
   page_id: `a whole number such as 42, from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`,
+  amount: MONEY,
+  tax_amount: MONEY,
+  shipping_amount: MONEY,
   products: `a JSON array of at most 100 products such as [${EXAMPLE_PRODUCT}]`,
   tracking_codes: 'a JSON array of at most 100 strings such as ["tc-facebook"]',
-  affiliate_payouts: 'a JSON array of at most 100 numbers such as [4.5]',
+  affiliate_payouts: `a JSON array of at most 100 numbers such as [4.5], each from -${MAX_MONEY} to ${MAX_MONEY}`,
   'products[]': `an object of ${listOf(PRODUCT_FIELDS, 'and')} such as ${EXAMPLE_PRODUCT}`,
   'products[].sku': 'a string of at most 2048 characters',
-  'products[].price': 'a number such as 19.99',
+  'products[].price': MONEY,
   'products[].qty': 'a whole number of at least 0, such as 1',
 };
 const EXPECTED_OF_TYPE: Record<string, string> = {

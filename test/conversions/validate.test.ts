@@ -30,7 +30,14 @@ const PROBLEMS: { record: unknown; says: string[] }[] = [
   { record: conversionRecord({ currency: 'usd' }), says: ['currency must be three upper-case letters such as USD'] },
   { record: conversionRecord({ country: 'USA' }), says: ['country must be two upper-case letters such as US'] },
   { record: conversionRecord({ email: 'buyer@' }), says: ['email must be an e-mail address such as buyer@example.com'] },
-  { record: conversionRecord({ amount: '19.99' }), says: ['amount must be a number such as 19.99'] },
+  ...[{ amount: '19.99' }, { amount: 1e12 + 0.01 }, { amount: -1e300 }].map((field) => ({
+    record: conversionRecord(field),
+    says: [`amount must be a number such as 19.99, from -1000000000000 to 1000000000000`],
+  })),
+  {
+    record: conversionRecord({ affiliate_payouts: [1, 2e12] }),
+    says: ['affiliate_payouts must be a JSON array of at most 100 numbers such as [4.5], each from -1000000000000 to 1000000000000'],
+  },
   { record: conversionRecord({ upsell_step: 'second' }), says: ['upsell_step must be a number such as 19.99'] },
   { record: conversionRecord({ mobile: 'yes' }), says: ['mobile must be true or false'] },
   { record: conversionRecord({ utm_source: 7 }), says: ['utm_source must be a string'] },
@@ -59,7 +66,10 @@ const PROBLEMS: { record: unknown; says: string[] }[] = [
     record: conversionRecord({ products: [{ sku: 's'.repeat(2049), price: 1, qty: 1 }] }),
     says: ['products[0].sku must be a string of at most 2048 characters'],
   },
-  { record: conversionRecord({ products: [{ sku: 'S', price: '1.00', qty: 1 }] }), says: ['products[0].price must be a number such as 19.99'] },
+  {
+    record: conversionRecord({ products: [{ sku: 'S', price: '1.00', qty: 1 }] }),
+    says: ['products[0].price must be a number such as 19.99, from -1000000000000 to 1000000000000'],
+  },
   ...[-1, 1.5].map((qty) => ({
     record: conversionRecord({ products: [{ sku: 'S', price: 1, qty }] }),
     says: ['products[0].qty must be a whole number of at least 0, such as 1'],
@@ -72,7 +82,10 @@ const PROBLEMS: { record: unknown; says: string[] }[] = [
     record: conversionRecord({ tracking_codes: codes }),
     says: ['tracking_codes must be a JSON array of at most 100 strings such as ["tc-facebook"]'],
   })),
-  { record: conversionRecord({ affiliate_payouts: ['1.5'] }), says: ['affiliate_payouts must be a JSON array of at most 100 numbers such as [4.5]'] },
+  {
+    record: conversionRecord({ affiliate_payouts: ['1.5'] }),
+    says: ['affiliate_payouts must be a JSON array of at most 100 numbers such as [4.5], each from -1000000000000 to 1000000000000'],
+  },
   {
     record: conversionRecord({ utm_campaign: 'x'.repeat(2049) }),
     says: ['utm_campaign must be at most 2048 bytes of UTF-8 (a character outside ASCII takes 2 to 4)'],
@@ -104,6 +117,13 @@ for (const { record, says } of PROBLEMS) {
     assert.deepEqual(checked.problems, says);
   });
 }
+
+test('money up to a trillion either way, with any places, is accepted', () => {
+  for (const amount of [1e12, -1e12, 19.999, -0.005]) {
+    const checked = validateConversion(conversionRecord({ amount, tax_amount: amount, shipping_amount: amount, affiliate_payouts: [amount] }));
+    assert.ok('row' in checked, `${amount}: ${JSON.stringify(checked)}`);
+  }
+});
 
 test('a CSV cell of a list that is not JSON is told what the list must be', () => {
   assert.deepEqual(fromCsvRecord({ tracking_codes: 'a;b' }), {

@@ -20,6 +20,9 @@ import {
   layoutStatements,
   pageQuery,
   summaryQueries,
+  notWholeCents,
+  type SummaryParts,
+  summaryMeasures,
   totalsFromGroups,
   type DuckDbQuery,
   type GroupKey,
@@ -156,7 +159,7 @@ const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
  * cart), and rows arriving above the watermark leave them as they are. They are a statement of
  * their own: distinct buyers are counted over every matching row, since no sum of groups gives them.
  */
-const totalsFound = new LRUCache<string, (number | null)[]>({ max: 100 });
+const totalsFound = new LRUCache<string, SummaryParts['totals']>({ max: 100 });
 // The local time given to a summary without a time bucket, which uses none.
 const NO_LOCAL_TIME: LocalTime = { offsets: [], from: 0, to: 0 };
 /** Every row of the source up to this id is in the index. */
@@ -774,24 +777,29 @@ async function summary(
   });
   const beyond = newer.filter(rowMatcher(filters));
   const localTime = keys.some((key) => 'bucket' in key) ? await localTimeOver(rowsOf, accountId, upTo, beyond, timeZone) : NO_LOCAL_TIME;
-  const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime, beyond);
   const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
-  const totalsRow = async () => {
-    // Totals with rows beyond the watermark are not kept: those rows are indexed soon.
-    const key = beyond.length === 0 ? `${accountId}:${filterKey(filters)}:${upTo}:${queries.totalsInGroups}` : undefined;
-    const known = key === undefined ? undefined : totalsFound.get(key);
-    if (known) return known;
-    const row = (await run(queries.totals))[0]! as (number | null)[];
-    if (key !== undefined) totalsFound.set(key, row);
-    return row;
+  const parts = async (withFix: boolean): Promise<SummaryParts> => {
+    const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime, beyond, withFix);
+    const totalsRow = async () => {
+      // Totals with rows beyond the watermark are not kept: those rows are indexed soon.
+      const key = beyond.length === 0 ? `${accountId}:${filterKey(filters)}:${upTo}:${queries.totalsInGroups}:${withFix}` : undefined;
+      const known = key === undefined ? undefined : totalsFound.get(key);
+      if (known) return known;
+      const row = (await run(queries.totals))[0]!;
+      if (key !== undefined) totalsFound.set(key, row);
+      return row;
+    };
+    if (queries.totalsInGroups) {
+      const groups = await run(queries.groups);
+      const [buyers] = await totalsRow();
+      return totalsFromGroups(groups, buyers as number);
+    }
+    const totals = await totalsRow();
+    return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
   };
-  if (queries.totalsInGroups) {
-    const groups = await run(queries.groups);
-    const [buyers] = await totalsRow();
-    return totalsFromGroups(groups, buyers as number);
-  }
-  const totals = await totalsRow();
-  return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
+  const summed = await parts(false);
+  // Money that is not whole cents (rare) is summed again, exactly.
+  return summaryMeasures(notWholeCents(summed, keys.length) ? await parts(true) : summed, keys.length);
 }
 
 /**
@@ -843,9 +851,9 @@ async function idsAfter(
   return { ids, upTo };
 }
 
-/** A DuckDB value as JSON has it: counts and integers arrive as bigint. */
+/** A DuckDB value as JSON has it: counts and integers arrive as bigint, and stay text beyond a number's exact integers (sums of money's ranks). */
 function plain(value: unknown): string | number | null {
-  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'bigint') return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value.toString();
   if (value === null || typeof value === 'number' || typeof value === 'string') return value;
   return String(value);
 }

@@ -2,6 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
+import { centsOf, moneySql, oddSql, twiceMillionths } from './money.js';
 import { isRanked, rankedColumn, rankSql } from './number-rank.js';
 import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
 import { type OffsetSpan, WINDOW_SECONDS } from './time-zones.js';
@@ -280,38 +281,69 @@ function bucketSql(bucket: TimeBucket, { offsets, from, to }: LocalTime): Bucket
   };
 }
 
-/**
- * The sums of a summary, over the conversions of one group or of all. Money is summed as
- * DOUBLE and rounded to cents; buyers are the distinct e-mail addresses, told apart by hash.
- * The columns these read are those summedColumns gives the rows beyond the watermark.
- */
-const MEASURES = [
-  'count(*)',
-  'coalesce(round(sum(c.amount), 2), 0)',
-  'coalesce(round(sum(c.tax_amount), 2), 0)',
-  'coalesce(round(sum(c.shipping_amount), 2), 0)',
-  'round(avg(c.amount), 2)',
-  `count(DISTINCT c.${hashedColumn('email')})`,
-].join(', ');
+// The money columns a summary sums.
+const MONEY = ['amount', 'tax_amount', 'shipping_amount'] as const;
 
-// What the totals need of each group besides its measures: its conversions, its sums unrounded, its amounts counted.
-const GROUP_SUMS: Record<string, string> = {
-  group_conversions: 'count(*)',
-  group_amount: 'sum(c.amount)',
-  group_tax: 'sum(c.tax_amount)',
-  group_shipping: 'sum(c.shipping_amount)',
-  group_amounts: 'count(c.amount)',
-};
-// The totals but the buyers, as MEASURES makes them of the rows, made of every group's sums (before the LIMIT) and written on each group.
-const TOTALS_OVER_GROUPS = [
-  '(sum(group_conversions) OVER ())::BIGINT',
-  'coalesce(round(sum(group_amount) OVER (), 2), 0)',
-  'coalesce(round(sum(group_tax) OVER (), 2), 0)',
-  'coalesce(round(sum(group_shipping) OVER (), 2), 0)',
-  'round(sum(group_amount) OVER () / nullif(sum(group_amounts) OVER (), 0), 2)',
-];
-// Those totals when nothing matches, as MEASURES gives them of no rows.
-const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
+/**
+ * What a summary sums over the conversions of one group or of all, each named: the
+ * conversions, each money column's parts (money.ts: its ranks summed and, `withFix`, its values
+ * that are not whole cents summed apart), the amounts there are, how many money values are not
+ * whole cents (without the fix), and the buyers: distinct e-mail addresses, told apart by hash.
+ * summaryMeasures makes the answer's measures of them. The columns these read are those
+ * summedColumns gives the rows beyond the watermark.
+ */
+function measureParts(withFix: boolean): { name: string; sql: string }[] {
+  return [
+    { name: 'conversions', sql: 'count(*)' },
+    ...MONEY.flatMap((column) => {
+      const { ranks, fix } = moneySql(column, withFix);
+      return [
+        { name: `${column}_ranks`, sql: ranks },
+        { name: `${column}_fix`, sql: fix },
+      ];
+    }),
+    { name: 'amounts', sql: 'count(c.amount)' },
+    { name: 'not_whole_cents', sql: withFix ? '0' : oddSql(MONEY) },
+    { name: 'buyers', sql: `count(DISTINCT c.${hashedColumn('email')})` },
+  ];
+}
+const PARTS = measureParts(false).map(({ name }) => name);
+// Where measureParts puts each of them.
+const [CONVERSIONS_AT, AMOUNTS_AT, NOT_WHOLE_CENTS_AT, BUYERS_AT] = ['conversions', 'amounts', 'not_whole_cents', 'buyers'].map((name) =>
+  PARTS.indexOf(name),
+) as [number, number, number, number];
+// The totals but the buyers, made of every group's parts (before the LIMIT) and written on each group.
+const TOTALS_OVER_GROUPS = PARTS.filter((name) => name !== 'buyers').map((name) => `sum(${name}) OVER ()`);
+// Those parts when nothing matches, as measureParts gives them of no rows.
+const TOTALS_OF_NOTHING = PARTS.filter((name) => name !== 'buyers').map((name) =>
+  name === 'conversions' || name === 'amounts' || name === 'not_whole_cents' ? 0 : null,
+);
+
+/** A summary's rows as summaryQueries' statements give them: each group's keys, then the parts of its sums (measureParts), and the totals' parts. */
+export interface SummaryParts {
+  groups: (string | number | null)[][];
+  totals: (string | number | null)[];
+}
+
+/** Whether a summary's parts (`keys` keys before each group's) hold money values that are not whole cents, which only a summary with the fix sums exactly. */
+export function notWholeCents({ groups, totals }: SummaryParts, keys: number): boolean {
+  return [...groups.map((row) => row[keys + NOT_WHOLE_CENTS_AT]), totals[NOT_WHOLE_CENTS_AT]].some((count) => Number(count ?? 0) > 0);
+}
+
+/**
+ * A summary's rows of parts (summaryQueries', `keys` keys before each group's) as the answer's
+ * measures: conversions, amount, tax_amount, shipping_amount (each rounded to cents),
+ * average_amount (null without amounts) and buyers.
+ */
+export function summaryMeasures({ groups, totals }: SummaryParts, keys: number): SummaryRows {
+  const measures = (parts: (string | number | null)[]): (number | null)[] => {
+    const twice = MONEY.map((column) => twiceMillionths(parts[PARTS.indexOf(`${column}_ranks`)], parts[PARTS.indexOf(`${column}_fix`)]));
+    const amounts = BigInt(parts[AMOUNTS_AT] ?? 0);
+    const average = amounts === 0n ? null : centsOf(twice[0]!, amounts);
+    return [Number(parts[CONVERSIONS_AT]), ...twice.map((sum) => centsOf(sum)), average, Number(parts[BUYERS_AT])];
+  };
+  return { groups: groups.map((row) => [...row.slice(0, keys), ...measures(row.slice(keys))]), totals: measures(totals) };
+}
 
 /**
  * A summary of the account's rows matching `filters`, up to `upTo`, and of `beyond`, rows above
@@ -321,10 +353,12 @@ const TOTALS_OF_NOTHING = [0, 0, 0, 0, null];
  * several groups). Time buckets are of `created_at` in local time, UTC plus `localTime`'s offsets
  * (time-zones.ts), which must span `beyond`'s times too: a day is the seller's day.
  *
- * Where each row is in one group only (keys, and no array among them), each group also carries
- * the totals but the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one
- * measure the groups cannot add up to (totalsFromGroups puts them together): the matching rows
- * are summed once instead of twice.
+ * Both hold the parts of their sums (measureParts; summaryMeasures makes the answer of them),
+ * `withFix` those that sum money values that are not whole cents exactly. Where each row is in
+ * one group only (keys, and no array among them), each group also carries the totals' parts but
+ * the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one measure the groups
+ * cannot add up to (totalsFromGroups puts them together): the matching rows are summed once
+ * instead of twice.
  */
 export function summaryQueries(
   table: string,
@@ -334,6 +368,7 @@ export function summaryQueries(
   groupBy: GroupKey[],
   localTime: LocalTime,
   beyond: UnindexedRow[] = [],
+  withFix = false,
 ): { groups: DuckDbQuery; totals: DuckDbQuery; totalsInGroups: boolean } {
   // The rows beyond, made into their lists' text once for both statements.
   const columns = summedColumns(groupBy);
@@ -343,11 +378,17 @@ export function summaryQueries(
   const matched = (params: BoundParams) => {
     const indexed = `FROM ${table} WHERE id <= $2::BIGINT AND ${matching(filters, params)}`;
     if (beyond.length === 0) return `WITH c AS (SELECT * ${indexed})`;
-    return `WITH c AS (SELECT ${names.join(', ')} ${indexed} UNION ALL SELECT ${names.map((name) => `unnest(b.${name})`).join(', ')} FROM (SELECT ${listsOf(params, beyondText, structure)} AS b))`;
+    const ranks = MONEY.map(rankedColumn);
+    const unnested = `SELECT ${names.map((name) => `unnest(b.${name}) AS ${name}`).join(', ')} FROM (SELECT ${listsOf(params, beyondText, structure)} AS b)`;
+    // Ranked as the index ranks its own rows.
+    const ranked = `SELECT *, ${MONEY.map((column) => `${rankSql(column)} AS ${rankedColumn(column)}`).join(', ')} FROM (${unnested})`;
+    return `WITH c AS (SELECT ${[...names, ...ranks].join(', ')} ${indexed} UNION ALL ${ranked})`;
   };
+  const parts = measureParts(withFix);
+  const measures = parts.map(({ name, sql }) => `${sql} AS ${name}`).join(', ');
   const totalsInGroups = groupBy.length > 0 && groupBy.every((key) => 'bucket' in key || !key.column.storage);
   const totalsParams = new BoundParams(accountId, upTo);
-  const totalsMeasures = totalsInGroups ? `count(DISTINCT c.${hashedColumn('email')})` : MEASURES;
+  const totalsMeasures = totalsInGroups ? parts.find(({ name }) => name === 'buyers')!.sql : measures;
   const totals = { sql: `${matched(totalsParams)} SELECT ${totalsMeasures} FROM c`, params: totalsParams };
 
   const params = new BoundParams(accountId, upTo);
@@ -370,11 +411,9 @@ export function summaryQueries(
     joins.push(`LEFT JOIN ${elementsOf(column, params, beyond)} e${index} ON e${index}.${parentColumn} = c.id`);
     return { sql: `e${index}.${valueColumn}`, written: undefined };
   });
-  const groupSums = totalsInGroups ? Object.entries(GROUP_SUMS).map(([name, sum]) => `, ${sum} AS ${name}`) : [];
-  const measures = `${MEASURES}${groupSums.join('')}`;
   const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => key.written?.(`k${index}`) ?? `k${index}`);
-  const excluded = [...keys.map((_, index) => `k${index}`), ...(totalsInGroups ? Object.keys(GROUP_SUMS) : [])];
+  const excluded = keys.map((_, index) => `k${index}`);
   const totalsOnGroups = totalsInGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
   const sql = `${matched(params)}${tables.join('')}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
   return { groups: { sql, params }, totals, totalsInGroups };
@@ -429,9 +468,9 @@ function listsOf(params: BoundParams, listsText: string, structure: Record<strin
 }
 
 /** The rows of a summary's groups that end with TOTALS_OVER_GROUPS (summaryQueries), as groups and totals, with `buyers` counted apart. */
-export function totalsFromGroups(rows: SummaryRows['groups'], buyers: number): SummaryRows {
+export function totalsFromGroups(rows: SummaryParts['groups'], buyers: number): SummaryParts {
   const width = TOTALS_OVER_GROUPS.length;
-  const totals = (rows[0]?.slice(-width) ?? TOTALS_OF_NOTHING) as (number | null)[];
+  const totals = rows[0]?.slice(-width) ?? TOTALS_OF_NOTHING;
   return { groups: rows.map((row) => row.slice(0, -width)), totals: [...totals, buyers] };
 }
 

@@ -1,0 +1,54 @@
+/**
+ * Sums of money, exact to the cent whatever the values. The index keeps each money value as a
+ * DOUBLE and beside it its rank (number-rank.ts): twice its whole cents when it is a whole number
+ * of cents, odd otherwise. A sum of ranks is a sum of integers, exact and cheaper for DuckDB than
+ * a sum of doubles, and half of it is the sum in cents of the values that are whole cents. The
+ * few values that are not (19.999, or a value beyond the ranks' limit) are summed apart as
+ * DECIMAL(38,6) (moneySql's `fix`), and rounding is done here on integers: a sum of doubles
+ * rounded to cents put 1.255 at 1.25 and made totals depend on the order the rows were added in.
+ */
+
+/**
+ * The SQL of a money column's parts over a group's rows `c`: `ranks`, the sum of its ranks, and
+ * `fix`, over the values that are not whole cents (odd ranks), the sum of twice the value less
+ * its rank's hundredth, so that twice the sum of the values is ranks / 100 + fix. `fix` is read
+ * only where `oddSql` found such values; elsewhere it is NULL.
+ */
+export function moneySql(column: string, withFix: boolean): { ranks: string; fix: string } {
+  const rank = `c.${column}_rank`;
+  return {
+    ranks: `sum(${rank})`,
+    fix: withFix ? `sum(CASE WHEN ${rank} & 1 = 1 THEN c.${column}::DECIMAL(38,6) * 2 - (${rank} * 0.01)::DECIMAL(38,6) END)` : 'NULL::DECIMAL(38,6)',
+  };
+}
+
+/** The SQL of how many of the money values of `columns` over a group's rows `c` are not whole cents. */
+export function oddSql(columns: readonly string[]): string {
+  return columns.map((column) => `coalesce(sum(c.${column}_rank & 1), 0)`).join(' + ');
+}
+
+/** Twice a sum of money in millionths, from its parts as DuckDB gives them (integers, or text: the DECIMAL's digits). */
+export function twiceMillionths(ranks: unknown, fix: unknown): bigint {
+  return (ranks === null || ranks === undefined ? 0n : BigInt(ranks as number | string) * 10_000n) + millionthsOf(fix);
+}
+
+/** The sum, rounded to cents (half away from zero), as a number: `twice` is twice the sum in millionths. */
+export function centsOf(twice: bigint, count = 1n): number {
+  return Number(roundedQuotient(twice, 20_000n * count)) / 100;
+}
+
+/** `dividend / divisor` (divisor positive) rounded to the nearest whole number, halves away from zero. */
+export function roundedQuotient(dividend: bigint, divisor: bigint): bigint {
+  const magnitude = (2n * (dividend < 0n ? -dividend : dividend) + divisor) / (2n * divisor);
+  return dividend < 0n ? -magnitude : magnitude;
+}
+
+/** A DECIMAL with 6 places as DuckDB writes it (`-12.345600`), in millionths; null is 0. */
+function millionthsOf(decimal: unknown): bigint {
+  if (decimal === null || decimal === undefined) return 0n;
+  const text = String(decimal);
+  const match = /^(-?)(\d+)\.(\d{6})$/.exec(text);
+  if (!match) throw new Error(`not a DECIMAL with 6 places: ${text}`);
+  const millionths = BigInt(match[2]!) * 1_000_000n + BigInt(match[3]!);
+  return match[1] ? -millionths : millionths;
+}
