@@ -3733,11 +3733,15 @@ export interface operations {
       };
     };
     responses: {
-      /** @description NDJSON or CSV, by the format asked for */
+      /** @description The matching conversions in ascending id order, streamed in the format asked for */
       200: {
+        headers: {
+          /** @description attachment; filename="conversions-YYYY-MM-DD.ndjson" (or .csv) */
+          "content-disposition"?: string;
+        };
         content: {
-          "application/x-ndjson; charset=utf-8": string;
-          "text/csv; charset=utf-8": string;
+          "application/x-ndjson": string;
+          "text/csv": string;
         };
       };
       400: components["responses"]["BadRequest"];

@@ -1,3 +1,4 @@
+import Negotiator from 'negotiator';
 import { badRequest } from '../errors.js';
 import { jsonFieldsOf } from '../filters/catalogue.js';
 import { type Filter, parseFilters, type RawQuery, single } from '../filters/parse.js';
@@ -45,7 +46,16 @@ export function parseExportQuery(query: RawQuery, accept: string | undefined): E
     if (!(EXPORT_FORMATS as readonly string[]).includes(format)) throw badRequest(`format must be ${EXPORT_FORMATS.join(' or ')}, not ${format.slice(0, 40)}`);
     return { filters, format: format as ExportFormat };
   }
-  return { filters, format: /\btext\/csv\b/i.test(accept ?? '') ? 'csv' : 'ndjson' };
+  return { filters, format: formatAccepted(accept) };
+}
+
+// The media types of the formats, in the order they are preferred when the client has no preference.
+const MEDIA_TYPES: Record<string, ExportFormat> = { 'application/x-ndjson': 'ndjson', 'text/csv': 'csv' };
+
+/** The format an Accept header prefers, by its q-values (RFC 9110); NDJSON when it names neither. */
+function formatAccepted(accept: string | undefined): ExportFormat {
+  const preferred = new Negotiator({ headers: { accept } }).mediaType(Object.keys(MEDIA_TYPES));
+  return (preferred === undefined ? undefined : MEDIA_TYPES[preferred]) ?? 'ndjson';
 }
 
 // Every field of an entry, in the entry's order: the CSV's columns.

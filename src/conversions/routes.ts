@@ -4,11 +4,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { TIME_BUCKETS } from '../db/columnar/protocol.js';
 import { documentationOnly, ErrorMessage, filterQueryDocs, ListEnvelope, sendListPage, listQueryDocs, NotModified } from '../http/list-schema.js';
-import { conversionCatalogue, ConversionEntry } from './schema.js';
+import { conversionCatalogue, ConversionEntry, EXAMPLE_CONVERSION } from './schema.js';
 import type { ConversionsAsOf } from './questions.js';
 import type { ConversionService } from './service.js';
 import { ConversionSummary, MAX_GROUP_KEYS } from './summary.js';
-import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from './export.js';
+import { CSV_HEADER, csvRow, EXPORT_CONTENT_TYPES, EXPORT_FORMATS, type ExportFormat } from './export.js';
 
 const ExportParams = {
   format: Type.Optional(
@@ -18,6 +18,25 @@ const ExportParams = {
     }),
   ),
 };
+
+// The example conversion of the OpenAPI document as each format writes it.
+const EXPORT_EXAMPLES: Record<ExportFormat, string> = { ndjson: `${JSON.stringify(EXAMPLE_CONVERSION)}\n`, csv: `${CSV_HEADER}${csvRow(EXAMPLE_CONVERSION)}` };
+
+const ExportResponse = Type.Unsafe<Readable>({
+  description: 'The matching conversions in ascending id order, streamed in the format asked for',
+  headers: {
+    'content-disposition': Type.String({ description: 'attachment; filename="conversions-YYYY-MM-DD.ndjson" (or .csv)' }),
+  },
+  content: Object.fromEntries(
+    EXPORT_FORMATS.map((format) => [
+      EXPORT_CONTENT_TYPES[format].split(';')[0],
+      {
+        schema: Type.String({ description: format === 'csv' ? 'A header row, then a row per conversion' : 'A line per conversion, each the list entry' }),
+        example: EXPORT_EXAMPLES[format],
+      },
+    ]),
+  ),
+});
 
 const SummaryParams = {
   group_by: Type.Optional(
@@ -84,27 +103,30 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
           'A broken download resumes with id.gt set to the last id received. See the API reference.',
         tags: ['conversions'],
         querystring: filterQueryDocs(conversionCatalogue, ExportParams),
-        produces: Object.values(EXPORT_CONTENT_TYPES),
         // A stream, which Fastify sends as it is; the schema documents it.
-        response: { 200: Type.Unsafe<Readable>(Type.String({ description: 'NDJSON or CSV, by the format asked for' })), 400: ErrorMessage, 401: ErrorMessage },
+        response: { 200: ExportResponse, 400: ErrorMessage, 401: ErrorMessage },
       },
       validatorCompiler: documentationOnly,
     },
     async (request, reply) => {
       const { format, chunks } = conversions.export(asOf(request), request.query, request.headers.accept);
+      const date = new Date().toISOString().slice(0, 10);
+      reply
+        .type(EXPORT_CONTENT_TYPES[format])
+        .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
+        .header('cache-control', 'private, no-store')
+        .header('vary', 'accept');
+      // Node throws a HEAD's body away without ever making its writer wait: read, it would be
+      // every row at full speed, for nothing.
+      if (request.method === 'HEAD') return reply.send(Readable.from([]));
       // Its first chunk is awaited before the answer begins: a failure to start (the index too
       // slow to answer) is an error answer, not a download broken at its first byte.
       const reading = chunks();
       const first = await reading.next();
-      const date = new Date().toISOString().slice(0, 10);
       // Compressed when Accept-Encoding allows gzip (which adds accept-encoding to Vary). A
       // failure part way ends the response early: the client sees a broken download. A byte
       // stream, not one of objects: those buffer 16 batches ahead of a reader, bytes one.
-      return reply
-        .type(EXPORT_CONTENT_TYPES[format])
-        .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
-        .header('vary', 'accept')
-        .compress(Readable.from(startingWith(first, reading), { objectMode: false }));
+      return reply.compress(Readable.from(startingWith(first, reading), { objectMode: false }));
     },
   );
 };

@@ -28,7 +28,7 @@ export const Product = Type.Object(
 );
 
 /** An upsell as the list shows it: the example of the OpenAPI document, from examples/conversions.ndjson. */
-const EXAMPLE = {
+export const EXAMPLE_CONVERSION = {
   id: 2,
   created_at: '2026-03-01T09:19:30Z',
   cart_integration: 'clickbank',
@@ -117,7 +117,7 @@ export const ConversionEntry = Type.Object(
     payment_method: nullable(Type.Union(PAYMENT_METHODS.map((method) => Type.Literal(method)))),
     affiliate_payouts: Type.Array(money(), { maxItems: MAX_ITEMS }),
   },
-  { additionalProperties: false, $id: 'ConversionEntry', examples: [EXAMPLE] },
+  { additionalProperties: false, $id: 'ConversionEntry', examples: [EXAMPLE_CONVERSION] },
 );
 export type ConversionEntry = Static<typeof ConversionEntry>;
 

@@ -140,6 +140,34 @@ describeEachEngine('conversion export', (engine) => {
     );
   });
 
+  for (const [accept, format] of [
+    ['text/csv;q=0, application/x-ndjson', 'ndjson'],
+    ['application/x-ndjson, text/csv;q=0.1', 'ndjson'],
+    ['text/csv;q=0.9, application/x-ndjson;q=0.5', 'csv'],
+    ['text/*', 'csv'],
+    ['*/*', 'ndjson'],
+    ['text/csv-foo', 'ndjson'],
+    ['text/html', 'ndjson'],
+  ]) {
+    test(`Accept: ${accept} gets ${format}, by its q-values`, async () => {
+      const response = await get('/api/v1/conversions/export?utm_source=nobody', { accept: accept! });
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(response.headers['content-type'], format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
+    });
+  }
+
+  test("a HEAD has the GET's headers and no body", async () => {
+    const head = await ctx.app.inject({ method: 'HEAD', url: '/api/v1/conversions/export?format=csv', headers: { 'x-api-key': key } });
+    const full = await get('/api/v1/conversions/export?format=csv');
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, '');
+    for (const name of ['content-type', 'content-disposition', 'cache-control', 'vary', 'content-length'])
+      assert.equal(head.headers[name], full.headers[name], name);
+    assert.equal(full.headers['cache-control'], 'private, no-store');
+    const bad = await ctx.app.inject({ method: 'HEAD', url: '/api/v1/conversions/export?format=xml', headers: { 'x-api-key': key } });
+    assert.equal(bad.statusCode, 400);
+  });
+
   test('a broken download resumes with id.gt: the rest, exactly', async () => {
     const all = ndjsonLines((await get('/api/v1/conversions/export')).body);
     const cut = all[2_345]!.id as number;

@@ -8,22 +8,24 @@ import { describeEachEngine } from '../helpers/database.js';
 
 /**
  * Every `curl` example of the tour, the README's short one and its continuation in
- * docs/tour.md, replayed against the example data: a summarised one (`| jq -c "$summary"`) is
- * compared as its totals and receipts, a plain one by its exact body.
+ * docs/tour.md, and of docs/api.md, replayed against the example data: a summarised one
+ * (`| jq -c "$summary"`) is compared as its totals and receipts, a plain one by its exact body
+ * (each of its lines a `# ` line below the command).
  */
 const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const tour = fs.readFileSync(new URL('../../docs/tour.md', import.meta.url), 'utf8');
-const EXAMPLE = /^curl -s "\$ACDS(\/api\/v1\/[^"]*)" -H "X-API-Key: ([^"]*)"( \| jq -c "\$summary")?\n# (.*)$/gm;
+const api = fs.readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+const EXAMPLE = /^curl -s "\$ACDS(\/api\/v1\/[^"]*)" -H "X-API-Key: ([^"]*)"( \| jq -c "\$summary")?\n((?:# .*(?:\n|$))+)/gm;
 const examplesOf = (text: string, file: string) =>
   [...text.matchAll(EXAMPLE)].map(([, url, keyText, summarised, answer]) => ({
     file,
     url: url!,
     keyText: keyText!,
     summarised: !!summarised,
-    answer: answer!,
+    answer: answer!.replace(/\n$/, '').replaceAll(/^# /gm, ''),
   }));
 const readmeExamples = examplesOf(readme, 'README.md');
-const examples = [...readmeExamples, ...examplesOf(tour, 'docs/tour.md')];
+const examples = [...readmeExamples, ...examplesOf(tour, 'docs/tour.md'), ...examplesOf(api, 'docs/api.md')];
 
 describeEachEngine('README and docs/tour.md tour', (engine) => {
   let ctx: TestContext;
@@ -48,8 +50,8 @@ describeEachEngine('README and docs/tour.md tour', (engine) => {
   for (const example of examples) {
     test(`answers as printed in ${example.file}: ${example.url}`, async () => {
       const response = await ctx.app.inject({ url: example.url, headers: { 'x-api-key': example.keyText === '$KEY' ? key : example.keyText } });
-      // A body ending in a line feed (an NDJSON export) prints as its line.
-      if (!example.summarised) return assert.equal(response.body.replace(/\n$/, ''), example.answer);
+      // A body ending in a line feed (an export) prints as its lines; CSV's end in CR LF.
+      if (!example.summarised) return assert.equal(response.body.replaceAll('\r\n', '\n').replace(/\n$/, ''), example.answer);
       const body = response.json();
       const summary = { totalEntries: body.totalEntries, totalPages: body.totalPages, receipts: body.entries.map((e: { receipt: string }) => e.receipt) };
       assert.equal(JSON.stringify(summary), example.answer);

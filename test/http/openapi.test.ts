@@ -147,6 +147,13 @@ describe('the OpenAPI document', () => {
     }
     const summary = document.paths['/api/v1/conversions/summary']!.get!.responses['200'] as unknown as { content: Record<string, { example?: unknown }> };
     assert.ok(summary.content['application/json']!.example);
+    const exported = document.paths['/api/v1/conversions/export']!.get!.responses['200'] as unknown as {
+      content: Record<string, { example?: string }>;
+      headers: Record<string, unknown>;
+    };
+    assert.match(exported.content['application/x-ndjson']!.example!, /^\{"id":2,.*\}\n$/);
+    assert.match(exported.content['text/csv']!.example!, /^id,created_at,.*\r\n2,2026-03-01T09:19:30Z,clickbank,CB-1002,.*\r\n$/);
+    assert.ok(exported.headers['content-disposition']);
     const form = (
       document.paths['/api/v1/assets']!.post as unknown as {
         requestBody: { content: Record<string, { schema: { properties: Record<string, { example?: unknown }> } }> };
