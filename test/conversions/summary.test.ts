@@ -266,6 +266,19 @@ describeEachEngine('conversion summaries', (engine) => {
     }
   });
 
+  test('money that is not whole cents arriving after a summary of whole cents is summed exactly in the next', async () => {
+    const seller = await accountWithKey(ctx.accounts, 'later-fils');
+    await insertConversions(ctx.database, seller.accountId, [conversionRecord({ receipt: 'WHOLE-1', amount: 10 })]);
+    assert.equal((await get('?group_by=day', seller.key)).json().totals.amount, 10);
+    await insertConversions(ctx.database, seller.accountId, [
+      conversionRecord({ receipt: 'FILS-1', amount: 1.251 }),
+      conversionRecord({ receipt: 'FILS-2', amount: 0.101 }),
+    ]);
+    const { totals } = (await get('?group_by=day', seller.key)).json();
+    // 11.352 and 3.784: the ranks alone (whole cents and a half) would say 11.36 and 3.79.
+    assert.deepEqual([totals.amount, totals.average_amount], [11.35, 3.78]);
+  });
+
   test('nothing matching: no groups, zero totals and no average', async () => {
     const response = await get('?group_by=day&utm_source=nobody');
     assert.equal(response.statusCode, 200, response.body);

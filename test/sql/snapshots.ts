@@ -34,6 +34,7 @@ import { validateConversion } from '../../src/conversions/validate.js';
 import {
   countAndPagesQuery,
   createdAtWindowsQuery,
+  notWholeCentsQuery,
   countQuery,
   idsAfterQuery,
   incomingTableStatements,
@@ -409,6 +410,10 @@ export function columnarExamples(): ColumnarExample[] {
   examples.push({
     call: `createdAtWindowsQuery("${table}", ${ACCOUNT}, above, upTo)`,
     query: createdAtWindowsQuery(table, ACCOUNT, 40_000, 50_000),
+  });
+  examples.push({
+    call: `notWholeCentsQuery("${table}", ${ACCOUNT}, above, upTo)`,
+    query: notWholeCentsQuery(table, ACCOUNT, 40_000, 50_000),
   });
   // Summaries: a quarter by day and source, in a time zone; everything by month and cart; by each tracking code.
   const column = (name: string): GroupKey => ({ column: conversionCatalogue.get(name)! });

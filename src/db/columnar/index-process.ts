@@ -20,7 +20,8 @@ import {
   layoutStatements,
   pageQuery,
   summaryQueries,
-  notWholeCents,
+  notWholeCentsBeyond,
+  notWholeCentsQuery,
   type SummaryParts,
   summaryMeasures,
   totalsFromGroups,
@@ -151,6 +152,11 @@ interface CreatedAtWindows {
 }
 /** The windows each account's `created_at` lie in, kept as rows arrive (they only ever add windows). */
 const createdAtWindows = new Map<number, CreatedAtWindows>();
+/**
+ * The accounts whose money is all whole cents, by the ids read for it: a summary of theirs sums
+ * the ranks alone (money.ts). Rows only arrive, so an account found with other money stays so.
+ */
+const wholeCents = new Map<number, { upTo: number; whole: boolean }>();
 /** Time zones' offsets over windows of time, by zone and windows; the latest few kept. */
 const offsetsFound = new LRUCache<string, OffsetSpan[]>({ max: 100 });
 /**
@@ -438,6 +444,7 @@ async function checkSource(): Promise<void> {
     reorderDue = false;
     answers.clear();
     createdAtWindows.clear();
+    wholeCents.clear();
     totalsFound.clear();
   }
   await writer.run("DELETE FROM index_meta WHERE key = 'source'");
@@ -797,9 +804,9 @@ async function summary(
     const totals = await totalsRow();
     return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
   };
-  const summed = await parts(false);
-  // Money that is not whole cents (rare) is summed again, exactly.
-  return summaryMeasures(notWholeCents(summed, keys.length) ? await parts(true) : summed, keys.length);
+  // Money that is not whole cents (rare) is summed apart, exactly, where the account has any.
+  const withFix = beyond.some(notWholeCentsBeyond) || !(await wholeCentsOnly(rowsOf, accountId, upTo));
+  return summaryMeasures(await parts(withFix), keys.length);
 }
 
 /**
@@ -831,6 +838,15 @@ async function windowsOf(rowsOf: RowsOf, accountId: number, upTo: number): Promi
   return windows;
 }
 
+/** Whether every money value of the account's rows up to `upTo` is whole cents: those of the rows above the ids read before looked at. */
+async function wholeCentsOnly(rowsOf: RowsOf, accountId: number, upTo: number): Promise<boolean> {
+  const known = wholeCents.get(accountId);
+  if (known && (!known.whole || known.upTo >= upTo)) return known.whole;
+  const whole = (await rowsOf(notWholeCentsQuery(table, accountId, known?.upTo ?? 0, upTo))).length === 0;
+  wholeCents.set(accountId, { upTo, whole });
+  return whole;
+}
+
 /** The next `limit` ids after `afterId` of the export's rows matching `filters`: the index's, then the newer ones. */
 async function idsAfter(
   firstColumnOf: FirstColumnOf,
@@ -851,9 +867,10 @@ async function idsAfter(
   return { ids, upTo };
 }
 
+const [MIN_SAFE, MAX_SAFE] = [BigInt(Number.MIN_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER)];
 /** A DuckDB value as JSON has it: counts and integers arrive as bigint, and stay text beyond a number's exact integers (sums of money's ranks). */
 function plain(value: unknown): string | number | null {
-  if (typeof value === 'bigint') return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (typeof value === 'bigint') return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
   if (value === null || typeof value === 'number' || typeof value === 'string') return value;
   return String(value);
 }

@@ -12,7 +12,7 @@
  * The SQL of a money column's parts over a group's rows `c`: `ranks`, the sum of its ranks, and
  * `fix`, over the values that are not whole cents (odd ranks), the sum of twice the value less
  * its rank's hundredth, so that twice the sum of the values is ranks / 100 + fix. `fix` is read
- * only where `oddSql` found such values; elsewhere it is NULL.
+ * only for an account that has such values (notWholeCentsQuery); elsewhere it is NULL.
  */
 export function moneySql(column: string, withFix: boolean): { ranks: string; fix: string } {
   const rank = `c.${column}_rank`;
@@ -20,11 +20,6 @@ export function moneySql(column: string, withFix: boolean): { ranks: string; fix
     ranks: `sum(${rank})`,
     fix: withFix ? `sum(CASE WHEN ${rank} & 1 = 1 THEN c.${column}::DECIMAL(38,6) * 2 - (${rank} * 0.01)::DECIMAL(38,6) END)` : 'NULL::DECIMAL(38,6)',
   };
-}
-
-/** The SQL of how many of the money values of `columns` over a group's rows `c` are not whole cents. */
-export function oddSql(columns: readonly string[]): string {
-  return columns.map((column) => `coalesce(sum(c.${column}_rank & 1), 0)`).join(' + ');
 }
 
 /** Twice a sum of money in millionths, from its parts as DuckDB gives them (integers, or text: the DECIMAL's digits). */
