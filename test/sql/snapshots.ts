@@ -440,6 +440,13 @@ export function columnarExamples(): ColumnarExample[] {
   const { groups, totals } = summaryQueries(table, ACCOUNT, columnarFilters('utm_source=facebook'), 50_000, [column('tracking_codes')], noLocalTime, beyond);
   const call = `summaryQueries("${table}", ${ACCOUNT}, "utm_source=facebook", upTo, "tracking_codes", no local time, two rows beyond upTo)`;
   examples.push({ call: `${call}.groups`, query: groups }, { call: `${call}.totals`, query: totals });
+  // An account with money that is not whole cents: those values summed apart as decimals.
+  const [from, to] = [Date.parse('2026-01-01T00:00:00Z') / 1000, Date.parse('2027-01-01T00:00:00Z') / 1000];
+  const exact = summaryQueries(table, ACCOUNT, [], 50_000, [{ bucket: 'month' }], { offsets: [], from, to }, [], true);
+  examples.push({
+    call: `summaryQueries("${table}", ${ACCOUNT}, "", upTo, "month", UTC over 2026, with the fix of money that is not whole cents).groups`,
+    query: exact.groups,
+  });
   return examples;
 }
 

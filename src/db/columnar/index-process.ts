@@ -799,14 +799,14 @@ async function summary(
     if (queries.totalsInGroups) {
       const groups = await run(queries.groups);
       const [buyers] = await totalsRow();
-      return totalsFromGroups(groups, buyers as number);
+      return totalsFromGroups(groups, buyers as number, withFix);
     }
     const totals = await totalsRow();
     return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
   };
   // Money that is not whole cents (rare) is summed apart, exactly, where the account has any.
   const withFix = beyond.some(notWholeCentsBeyond) || !(await wholeCentsOnly(rowsOf, accountId, upTo));
-  return summaryMeasures(await parts(withFix), keys.length);
+  return summaryMeasures(await parts(withFix), keys.length, withFix);
 }
 
 /**

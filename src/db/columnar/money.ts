@@ -4,25 +4,22 @@
  * of cents, odd otherwise. A sum of ranks is a sum of integers, exact and cheaper for DuckDB than
  * a sum of doubles, and half of it is the sum in cents of the values that are whole cents. The
  * few values that are not (19.999, or a value beyond the ranks' limit) are summed apart as
- * DECIMAL(38,6) (moneySql's `fix`), and rounding is done here on integers: a sum of doubles
+ * DECIMAL(38,6) (moneyFixSql), and rounding is done here on integers: a sum of doubles
  * rounded to cents put 1.255 at 1.25 and made totals depend on the order the rows were added in.
  */
 
 /**
- * The SQL of a money column's parts over a group's rows `c`: `ranks`, the sum of its ranks, and
- * `fix`, over the values that are not whole cents (odd ranks), the sum of twice the value less
- * its rank's hundredth, so that twice the sum of the values is ranks / 100 + fix. `fix` is read
- * only for an account that has such values (notWholeCentsQuery); elsewhere it is NULL.
+ * The SQL of a money column's fix over a group's rows `c`: over the values that are not whole
+ * cents (odd ranks), the sum of twice the value less its rank's hundredth, so that twice the sum
+ * of the values is (the sum of the ranks) / 100 + fix. Asked only of an account that has such
+ * values (notWholeCentsQuery).
  */
-export function moneySql(column: string, withFix: boolean): { ranks: string; fix: string } {
+export function moneyFixSql(column: string): string {
   const rank = `c.${column}_rank`;
-  return {
-    ranks: `sum(${rank})`,
-    fix: withFix ? `sum(CASE WHEN ${rank} & 1 = 1 THEN c.${column}::DECIMAL(38,6) * 2 - (${rank} * 0.01)::DECIMAL(38,6) END)` : 'NULL::DECIMAL(38,6)',
-  };
+  return `sum(CASE WHEN ${rank} & 1 = 1 THEN c.${column}::DECIMAL(38,6) * 2 - (${rank} * 0.01)::DECIMAL(38,6) END)`;
 }
 
-/** Twice a sum of money in millionths, from its parts as DuckDB gives them (integers, or text: the DECIMAL's digits). */
+/** Twice a sum of money in millionths, from its parts as DuckDB gives them (integers, or text: the DECIMAL's digits; no fix is 0). */
 export function twiceMillionths(ranks: unknown, fix: unknown): bigint {
   return (ranks === null || ranks === undefined ? 0n : BigInt(ranks as number | string) * 10_000n) + millionthsOf(fix);
 }

@@ -2,7 +2,7 @@ import type { FilterColumn } from '../../filters/catalogue.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { BoundParams, duckDbType, filtersToDuckDb } from './filters.js';
-import { centsOf, moneySql, twiceMillionths } from './money.js';
+import { centsOf, moneyFixSql, twiceMillionths } from './money.js';
 import { isRanked, rankedColumn, rankOf, rankSql } from './number-rank.js';
 import { MAX_SUMMARY_GROUPS, type SourceLayout, type SummaryRows, type TimeBucket } from './protocol.js';
 import { type OffsetSpan, WINDOW_SECONDS } from './time-zones.js';
@@ -301,33 +301,29 @@ const MONEY = ['amount', 'tax_amount', 'shipping_amount'] as const;
 
 /**
  * What a summary sums over the conversions of one group or of all, each named: the
- * conversions, each money column's parts (money.ts: its ranks summed and, `withFix`, its values
- * that are not whole cents summed apart), the amounts there are, and the buyers: distinct e-mail
+ * conversions, the amounts there are, each money column's ranks summed and, `withFix`, its
+ * values that are not whole cents summed apart (money.ts), and last the buyers: distinct e-mail
  * addresses, told apart by hash. summaryMeasures makes the answer's measures of them. The
  * columns these read are those summedColumns gives the rows beyond the watermark.
  */
 function measureParts(withFix: boolean): { name: string; sql: string }[] {
   return [
     { name: 'conversions', sql: 'count(*)' },
-    ...MONEY.flatMap((column) => {
-      const { ranks, fix } = moneySql(column, withFix);
-      return [
-        { name: `${column}_ranks`, sql: ranks },
-        { name: `${column}_fix`, sql: fix },
-      ];
-    }),
     // The rank is null where the amount is: one column read instead of two.
     { name: 'amounts', sql: 'count(c.amount_rank)' },
+    ...MONEY.map((column) => ({ name: `${column}_ranks`, sql: `sum(c.${rankedColumn(column)})` })),
+    ...(withFix ? MONEY.map((column) => ({ name: `${column}_fix`, sql: moneyFixSql(column) })) : []),
     { name: 'buyers', sql: `count(DISTINCT c.${hashedColumn('email')})` },
   ];
 }
-const PARTS = measureParts(false).map(({ name }) => name);
-// Where measureParts puts each of them.
-const [CONVERSIONS_AT, AMOUNTS_AT, BUYERS_AT] = ['conversions', 'amounts', 'buyers'].map((name) => PARTS.indexOf(name)) as [number, number, number];
+// The parts' names, without and with the fix.
+const PARTS = [false, true].map((withFix) => measureParts(withFix).map(({ name }) => name));
+const partsOf = (withFix: boolean) => PARTS[Number(withFix)]!;
 // The totals but the buyers, made of every group's parts (before the LIMIT) and written on each group.
-const TOTALS_OVER_GROUPS = PARTS.filter((name) => name !== 'buyers').map((name) => `sum(${name}) OVER ()`);
-// Those parts when nothing matches, as measureParts gives them of no rows.
-const TOTALS_OF_NOTHING = PARTS.filter((name) => name !== 'buyers').map((name) => (name === 'conversions' || name === 'amounts' ? 0 : null));
+const totalsOverGroups = (withFix: boolean) =>
+  partsOf(withFix)
+    .slice(0, -1)
+    .map((name) => `sum(${name}) OVER ()`);
 
 /** A summary's rows as summaryQueries' statements give them: each group's keys, then the parts of its sums (measureParts), and the totals' parts. */
 export interface SummaryParts {
@@ -336,16 +332,18 @@ export interface SummaryParts {
 }
 
 /**
- * A summary's rows of parts (summaryQueries', `keys` keys before each group's) as the answer's
- * measures: conversions, amount, tax_amount, shipping_amount (each rounded to cents),
- * average_amount (null without amounts) and buyers.
+ * A summary's rows of parts (`keys` keys before each group's; `withFix` as they were asked) as
+ * the answer's measures: conversions, amount, tax_amount, shipping_amount (each rounded to
+ * cents), average_amount (null without amounts) and buyers.
  */
-export function summaryMeasures({ groups, totals }: SummaryParts, keys: number): SummaryRows {
+export function summaryMeasures({ groups, totals }: SummaryParts, keys: number, withFix: boolean): SummaryRows {
+  const names = partsOf(withFix);
   const measures = (parts: (string | number | null)[]): (number | null)[] => {
-    const twice = MONEY.map((column) => twiceMillionths(parts[PARTS.indexOf(`${column}_ranks`)], parts[PARTS.indexOf(`${column}_fix`)]));
-    const amounts = BigInt(parts[AMOUNTS_AT] ?? 0);
+    const part = (name: string) => parts[names.indexOf(name)];
+    const twice = MONEY.map((column) => twiceMillionths(part(`${column}_ranks`), part(`${column}_fix`)));
+    const amounts = BigInt(part('amounts') ?? 0);
     const average = amounts === 0n ? null : centsOf(twice[0]!, amounts);
-    return [Number(parts[CONVERSIONS_AT]), ...twice.map((sum) => centsOf(sum)), average, Number(parts[BUYERS_AT])];
+    return [Number(part('conversions')), ...twice.map((sum) => centsOf(sum)), average, Number(part('buyers'))];
   };
   return { groups: groups.map((row) => [...row.slice(0, keys), ...measures(row.slice(keys))]), totals: measures(totals) };
 }
@@ -361,7 +359,7 @@ export function summaryMeasures({ groups, totals }: SummaryParts, keys: number):
  * Both hold the parts of their sums (measureParts; summaryMeasures makes the answer of them),
  * `withFix` those that sum money values that are not whole cents exactly. Where each row is in
  * one group only (keys, and no array among them), each group also carries the totals' parts but
- * the buyers (TOTALS_OVER_GROUPS) and `totals` counts only the buyers, the one measure the groups
+ * the buyers (totalsOverGroups) and `totals` counts only the buyers, the one measure the groups
  * cannot add up to (totalsFromGroups puts them together): the matching rows are summed once
  * instead of twice.
  */
@@ -419,7 +417,7 @@ export function summaryQueries(
   const grouped = `SELECT ${keys.map((key, index) => `${key.sql} AS k${index}`).join(', ')}, ${measures} FROM c${joins.map((join) => ` ${join}`).join('')} GROUP BY ALL`;
   const written = keys.map((key, index) => key.written?.(`k${index}`) ?? `k${index}`);
   const excluded = keys.map((_, index) => `k${index}`);
-  const totalsOnGroups = totalsInGroups ? `, ${TOTALS_OVER_GROUPS.join(', ')}` : '';
+  const totalsOnGroups = totalsInGroups ? `, ${totalsOverGroups(withFix).join(', ')}` : '';
   const sql = `${matched(params)}${tables.join('')}, g AS (${grouped}) SELECT ${written.join(', ')}, * EXCLUDE (${excluded.join(', ')})${totalsOnGroups} FROM g ORDER BY ${keys.map((_, index) => `k${index} NULLS LAST`).join(', ')} LIMIT ${MAX_SUMMARY_GROUPS + 1}`;
   return { groups: { sql, params }, totals, totalsInGroups };
 }
@@ -472,10 +470,15 @@ function listsOf(params: BoundParams, listsText: string, structure: Record<strin
   return jsonTransform(structure, `$${params.values.length}::VARCHAR`);
 }
 
-/** The rows of a summary's groups that end with TOTALS_OVER_GROUPS (summaryQueries), as groups and totals, with `buyers` counted apart. */
-export function totalsFromGroups(rows: SummaryParts['groups'], buyers: number): SummaryParts {
-  const width = TOTALS_OVER_GROUPS.length;
-  const totals = rows[0]?.slice(-width) ?? TOTALS_OF_NOTHING;
+/** The rows of a summary's groups that end with the totals over them (summaryQueries, `withFix` as asked), as groups and totals, with `buyers` counted apart. */
+export function totalsFromGroups(rows: SummaryParts['groups'], buyers: number, withFix: boolean): SummaryParts {
+  const width = partsOf(withFix).length - 1;
+  // When nothing matches: the parts of no rows, counts 0 and sums null.
+  const totals =
+    rows[0]?.slice(-width) ??
+    partsOf(withFix)
+      .slice(0, -1)
+      .map((name) => (name === 'conversions' || name === 'amounts' ? 0 : null));
   return { groups: rows.map((row) => row.slice(0, -width)), totals: [...totals, buyers] };
 }
 
