@@ -17,6 +17,13 @@ describeEachEngine('list ETags and 304s', (engine) => {
   let accountId: number;
   const get = (url: string, headers: Record<string, string> = {}, key = apiKey) =>
     ctx.app.inject({ method: 'GET', url, headers: { 'x-api-key': key, ...headers } });
+  /** Uploads a small text asset with these form fields. */
+  const uploadAsset = async (fields: Record<string, string>) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ ...fields, content: 'hello' })) form.append(name, value);
+    const created = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': apiKey }, body: form });
+    assert.equal(created.statusCode, 200, created.body);
+  };
 
   before(async () => {
     ctx = await startTestApp(engine);
@@ -58,11 +65,7 @@ describeEachEngine('list ETags and 304s', (engine) => {
 
   test('an asset write leaves the conversions tag as it was: the same request still gets a 304', async () => {
     const before = await get('/api/v1/conversions?amount.gte=5');
-    const form = new FormData();
-    form.append('name', 'unrelated.txt');
-    form.append('content', 'hello');
-    const created = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': apiKey }, body: form });
-    assert.equal(created.statusCode, 200, created.body);
+    await uploadAsset({ name: 'unrelated.txt' });
     const after = await get('/api/v1/conversions?amount.gte=5', { 'if-none-match': before.headers.etag as string });
     assert.equal(after.statusCode, 304);
     assert.equal(after.headers.etag, before.headers.etag);
@@ -92,12 +95,7 @@ describeEachEngine('list ETags and 304s', (engine) => {
     } finally {
       await elsewhere.close();
     }
-    const form = new FormData();
-    form.append('name', 'a.txt');
-    form.append('folder', 'tagged');
-    form.append('content', 'hello');
-    const created = await ctx.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': apiKey }, body: form });
-    assert.equal(created.statusCode, 200, created.body);
+    await uploadAsset({ name: 'a.txt', folder: 'tagged' });
     const after = await get('/api/v1/assets?folder=tagged', { 'if-none-match': before.headers.etag as string });
     assert.equal(after.statusCode, 200);
     assert.equal(after.json().totalEntries, 1);
