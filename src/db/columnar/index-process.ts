@@ -784,29 +784,27 @@ async function summary(
   });
   const beyond = newer.filter(rowMatcher(filters));
   const localTime = keys.some((key) => 'bucket' in key) ? await localTimeOver(rowsOf, accountId, upTo, beyond, timeZone) : NO_LOCAL_TIME;
-  const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
-  const parts = async (withFix: boolean): Promise<SummaryParts> => {
-    const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime, beyond, withFix);
-    const totalsRow = async () => {
-      // Totals with rows beyond the watermark are not kept: those rows are indexed soon.
-      const key = beyond.length === 0 ? `${accountId}:${filterKey(filters)}:${upTo}:${queries.totalsInGroups}:${withFix}` : undefined;
-      const known = key === undefined ? undefined : totalsFound.get(key);
-      if (known) return known;
-      const row = (await run(queries.totals))[0]!;
-      if (key !== undefined) totalsFound.set(key, row);
-      return row;
-    };
-    if (queries.totalsInGroups) {
-      const groups = await run(queries.groups);
-      const [buyers] = await totalsRow();
-      return totalsFromGroups(groups, buyers as number, withFix);
-    }
-    const totals = await totalsRow();
-    return { groups: keys.length === 0 ? [totals] : await run(queries.groups), totals };
-  };
   // Money that is not whole cents (rare) is summed apart, exactly, where the account has any.
   const withFix = beyond.some(notWholeCentsBeyond) || !(await wholeCentsOnly(rowsOf, accountId, upTo));
-  return summaryMeasures(await parts(withFix), keys.length, withFix);
+  const queries = summaryQueries(table, accountId, filters, upTo, keys, localTime, beyond, withFix);
+  const run = async (query: DuckDbQuery) => (await rowsOf(query)).map((row) => row.map(plain));
+  const totalsRow = async () => {
+    // Totals with rows beyond the watermark are not kept: those rows are indexed soon. Their
+    // parts follow withFix, which an account's money found not whole cents later turns on.
+    const key = beyond.length === 0 ? `${accountId}:${filterKey(filters)}:${upTo}:${queries.totalsInGroups}:${withFix}` : undefined;
+    const known = key === undefined ? undefined : totalsFound.get(key);
+    if (known) return known;
+    const row = (await run(queries.totals))[0]!;
+    if (key !== undefined) totalsFound.set(key, row);
+    return row;
+  };
+  if (queries.totalsInGroups) {
+    const groups = await run(queries.groups);
+    const [buyers] = await totalsRow();
+    return summaryMeasures(totalsFromGroups(groups, buyers as number, withFix), keys.length, withFix);
+  }
+  const totals = await totalsRow();
+  return summaryMeasures({ groups: keys.length === 0 ? [totals] : await run(queries.groups), totals }, keys.length, withFix);
 }
 
 /**
