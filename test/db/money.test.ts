@@ -48,18 +48,42 @@ for (const [twice, count, cents] of [
   });
 }
 
-test('in DuckDB, the parts of values that are not whole cents sum to their exact decimal sum', async () => {
+/** A decimal of at most six places in millionths, by its digits. */
+function millionths(decimal: string): bigint {
+  const [whole, fraction = ''] = decimal.replace('-', '').split('.');
+  const magnitude = BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+  return decimal.startsWith('-') ? -magnitude : magnitude;
+}
+
+for (const [values, why] of [
+  [['1.255', '0.105', '19.99', '-0.005', '12.345', '100'], 'sub-cent and whole-cent values together'],
+  [['8589934592.005'], 'a value whose double lies more than half a millionth below it'],
+  [['99999999999.995', '67108864.005'], 'values near the money bound and where the cast stops being exact'],
+  [['-99999999999.995', '-67108863.995'], 'the same below zero'],
+  [['0.000001', '-0.000003', '9999.999999'], 'millionths'],
+] as const) {
+  test(`in DuckDB, the parts of ${why} sum to their exact decimal sum`, async () => {
+    const sum = values.reduce((total, value) => total + millionths(value), 0n);
+    assert.equal(await twiceSumInDuckDb(values), 2n * sum);
+  });
+}
+
+test('in DuckDB, a value of more than six decimal places is taken to six, halves away from zero', async () => {
+  assert.equal(await twiceSumInDuckDb(['0.0049999']), 2n * 5_000n);
+  assert.equal(await twiceSumInDuckDb(['-1.2549999']), 2n * -1_255_000n);
+});
+
+/** Twice the sum in millionths of `values` as a summary's parts make it: the ranks' sum and the fix. */
+async function twiceSumInDuckDb(values: readonly string[]): Promise<bigint> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    const values = [1.255, 0.105, 19.99, -0.005, 12.345, 100];
     const rows = values.map((value) => `(${value}::DOUBLE)`).join(', ');
     const sql = `SELECT sum(c.amount_rank), ${moneyFixSql('amount')} FROM (SELECT amount, ${rankSql('amount')} AS amount_rank FROM (VALUES ${rows}) v(amount)) c`;
     const [sumOfRanks, sumOfFixes] = (await connection.runAndReadAll(sql)).getRows()[0]!;
-    // 1.255 + 0.105 + 19.99 - 0.005 + 12.345 + 100 = 133.69, exactly.
-    assert.equal(twiceMillionths(sumOfRanks, String(sumOfFixes)), 267_380_000n);
+    return twiceMillionths(sumOfRanks, sumOfFixes === null ? null : String(sumOfFixes));
   } finally {
     connection.closeSync();
     instance.closeSync();
   }
-});
+}
