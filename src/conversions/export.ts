@@ -54,8 +54,24 @@ const MEDIA_TYPES: Record<string, ExportFormat> = { 'application/x-ndjson': 'ndj
 
 /** The format an Accept header prefers, by its q-values (RFC 9110); NDJSON when it names neither. */
 function formatAccepted(accept: string | undefined): ExportFormat {
-  const preferred = new Negotiator({ headers: { accept } }).mediaType(Object.keys(MEDIA_TYPES));
+  const preferred = new Negotiator({ headers: { accept: accept === undefined ? undefined : typesAndQualities(accept) } }).mediaType(Object.keys(MEDIA_TYPES));
   return (preferred === undefined ? undefined : MEDIA_TYPES[preferred]) ?? 'ndjson';
+}
+
+/**
+ * An Accept header's ranges with only their q-values: a range's other parameters (`charset=utf-8`,
+ * `header=present`) say how the client would like the type written, and each format is written
+ * one way; kept, they would make Negotiator match the range with no format at all.
+ */
+function typesAndQualities(accept: string): string {
+  return accept
+    .split(',')
+    .map((range) => {
+      const [type, ...parameters] = range.split(';');
+      const quality = parameters.find((parameter) => /^\s*q\s*=/i.test(parameter));
+      return quality === undefined ? type : `${type};${quality}`;
+    })
+    .join(',');
 }
 
 // Every field of an entry, in the entry's order: the CSV's columns.

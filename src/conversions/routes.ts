@@ -118,7 +118,8 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
         .header('vary', 'accept');
       // Node throws a HEAD's body away without ever making its writer wait: read, it would be
       // every row at full speed, for nothing.
-      if (request.method === 'HEAD') return reply.send(Readable.from([]));
+      // Through compress all the same, for the GET's Content-Encoding and Vary.
+      if (request.method === 'HEAD') return reply.compress(Readable.from([]));
       // Its first chunk is awaited before the answer begins: a failure to start (the index too
       // slow to answer) is an error answer, not a download broken at its first byte.
       const reading = chunks();

@@ -214,7 +214,7 @@ export function fromCsvRecord(cells: Record<string, string>): { record: Record<s
         problems.push(mustBe(name));
       }
     } else if (type === 'integer' || type === 'number') {
-      record[name] = /^-?\d+(\.\d+)?$/.test(cell.trim()) ? Number(cell) : cell;
+      record[name] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(cell.trim()) ? Number(cell) : cell;
     } else if (type === 'boolean') {
       record[name] = BOOLEAN_CELLS[cell.trim().toLowerCase()] ?? cell;
     } else {

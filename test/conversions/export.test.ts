@@ -148,6 +148,9 @@ describeEachEngine('conversion export', (engine) => {
     ['*/*', 'ndjson'],
     ['text/csv-foo', 'ndjson'],
     ['text/html', 'ndjson'],
+    ['text/csv; charset=utf-8', 'csv'],
+    ['text/csv;header=present', 'csv'],
+    ['application/x-ndjson; charset=utf-8, text/csv;q=0.9', 'ndjson'],
   ]) {
     test(`Accept: ${accept} gets ${format}, by its q-values`, async () => {
       const response = await get('/api/v1/conversions/export?utm_source=nobody', { accept: accept! });
@@ -164,6 +167,11 @@ describeEachEngine('conversion export', (engine) => {
     for (const name of ['content-type', 'content-disposition', 'cache-control', 'vary', 'content-length'])
       assert.equal(head.headers[name], full.headers[name], name);
     assert.equal(full.headers['cache-control'], 'private, no-store');
+    const gzipped = { 'accept-encoding': 'gzip' };
+    const headGzipped = await ctx.app.inject({ method: 'HEAD', url: '/api/v1/conversions/export?format=csv', headers: { 'x-api-key': key, ...gzipped } });
+    const fullGzipped = await get('/api/v1/conversions/export?format=csv', gzipped);
+    assert.equal(fullGzipped.headers['content-encoding'], 'gzip');
+    for (const name of ['content-encoding', 'vary']) assert.equal(headGzipped.headers[name], fullGzipped.headers[name], `${name}, gzip accepted`);
     const bad = await ctx.app.inject({ method: 'HEAD', url: '/api/v1/conversions/export?format=xml', headers: { 'x-api-key': key } });
     assert.equal(bad.statusCode, 400);
   });

@@ -131,6 +131,12 @@ test('a CSV cell of a list that is not JSON is told what the list must be', () =
   });
 });
 
+test('CSV numbers in exponent notation, as the export writes those under a millionth, are read as numbers', () => {
+  assert.deepEqual(fromCsvRecord({ amount: '1e-7', tax_amount: '-5E-7', upsell_step: '2.5e+1' }), {
+    record: { amount: 1e-7, tax_amount: -5e-7, upsell_step: 25 },
+  });
+});
+
 const ID_CASES: { from: string; id: unknown }[] = [
   { from: "acds's own export", id: 1234 },
   { from: "another system's export", id: 'ord_8f3a' },
