@@ -9,7 +9,9 @@ import { seedAssets } from './assets/synthetic.js';
 import { loadConfig, type Config } from './config.js';
 import { formatOfPath, importConversions, openSource, readRecords, type SourceRecord } from './conversions/import.js';
 import { ignoredIdsWarning, ProblemReport, ProgressReport } from './conversions/import-report.js';
+import { CONVERSION_SOURCE_COLUMNS } from './conversions/questions.js';
 import { syntheticConversions } from './conversions/synthetic.js';
+import { advanceCopyFor } from './db/columnar/advance-copy.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { formatTimestamp } from './filters/timestamps.js';
@@ -181,10 +183,15 @@ program
       const inAccount = () => new AccountService(database.db).findOrCreateAccount(account);
       const problems = new ProblemReport((line) => console.error(line));
       const progress = new ProgressReport({ print: (line) => console.error(line), fractionRead: source.fractionRead });
+      const advanceCopy = advanceCopyFor(database.conversionSource, CONVERSION_SOURCE_COLUMNS);
       const result = await importConversions(database, inAccount, readRecords(source.stream, format), {
         onProblem: (problem) => problems.add(problem),
         onProgress: (state) => progress.update(state),
-      }).finally(() => problems.end());
+        advanceCopy,
+      }).finally(() => {
+        problems.end();
+        advanceCopy?.remove();
+      });
       if (result.inserted > 0) await refreshStatisticsAfterImport(database);
       const warning = ignoredIdsWarning(result.ignoredIds);
       if (warning) console.error(warning);
@@ -212,10 +219,12 @@ program
         reading: 'generating',
         fractionRead: (rows) => rows / Math.max(conversions, 1),
       });
+      const advanceCopy = advanceCopyFor(database.conversionSource, CONVERSION_SOURCE_COLUMNS);
       const result = await importConversions(database, id, records, {
         onProblem: ({ line, reason }) => console.error(`synthetic row ${line}: ${reason}`),
         onProgress: (state) => progress.update(state),
-      });
+        advanceCopy,
+      }).finally(() => advanceCopy?.remove());
       if (result.inserted > 0) await refreshStatisticsAfterImport(database);
       // Where the service reads asset bytes from: an S3 bucket when it is configured.
       const blobs = await openBlobStore(config);

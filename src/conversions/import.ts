@@ -3,6 +3,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { AccountRepository } from '../accounts/repository.js';
 import type { EngineSql } from '../db/adapter.js';
+import type { AdvanceCopy } from '../db/columnar/advance-copy.js';
 import type { Database } from '../db/database.js';
 import { ConversionRepository, type NewConversion } from './repository.js';
 import { fromCsvRecord, IGNORED_FIELD, IMPORT_COLUMNS, validateConversion } from './validate.js';
@@ -52,6 +53,11 @@ export interface ImportOptions {
    * commits; so that a long import can say how far it is while the import itself prints nothing.
    */
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * Where the rows are copied as they are written, for the service's index to take in before the
+   * commit (advance-copy.ts); the import marks them in its transaction. The caller removes it.
+   */
+  advanceCopy?: AdvanceCopy;
 }
 
 const BATCH_SIZE = 250;
@@ -142,10 +148,13 @@ function importInTransaction(database: ImportDatabase, accountId: number, batche
     const result: ImportResult = { read: 0, inserted: 0, skipped: 0, ignoredIds: 0 };
     let badLines = 0;
     let batch: NewConversion[] = [];
+    const { advanceCopy } = options;
+    advanceCopy?.start(await repository.largestId());
     const insert = async (rows: NewConversion[]) => {
       const inserted = await repository.insertNew(accountId, rows);
       result.inserted += inserted;
       result.skipped += rows.length - inserted;
+      await advanceCopy?.written(repository, accountId, rows, inserted);
     };
     // One batch is inserted while the next is read and checked: PostgreSQL does its part in its
     // own process, so the two overlap (SQLite runs in this thread either way). Its failure is
@@ -179,6 +188,8 @@ function importInTransaction(database: ImportDatabase, accountId: number, batche
     if (badLines > 0) throw new ImportRejected(badLines);
     // Cached counts and page boundaries of the account's lists are stale from this commit on.
     if (result.inserted > 0) await repository.bumpVersion(accountId);
+    const copied = await advanceCopy?.finish(repository, accountId);
+    if (copied) await repository.markImport(copied.token, copied.firstId, copied.lastId);
     options.onProgress?.({ phase: 'committing' });
     return result;
   });

@@ -25,6 +25,9 @@ export const CONVERSION_INDEX_LAYOUT = {
   sourceLayout: { rowColumns: ['created_at'], document: 'entry_json' },
 };
 
+/** The columns of a conversion the index reads from its source, after its id and account. */
+export const CONVERSION_SOURCE_COLUMNS = [...CONVERSION_INDEX_LAYOUT.sourceLayout.rowColumns, CONVERSION_INDEX_LAYOUT.sourceLayout.document];
+
 /**
  * An account's conversions as a request finds them: an id none of them lies above
  * (conversion_versions.newest_id), which every write of the account's conversions raises and

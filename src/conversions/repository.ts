@@ -121,6 +121,39 @@ export class ConversionRepository {
     await this.compiled.execute('bump version', bump, [accountId, 1, 1]);
   }
 
+  /** The largest id of any account's conversion; 0 without any. */
+  async largestId(): Promise<number> {
+    const row = await this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id')).executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  /** Up to `limit` ids of any account's conversions after `afterId`, in order. */
+  async idsAfter(afterId: number, limit: number): Promise<number[]> {
+    const rows = await this.db.selectFrom('conversions').select('id').where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    return rows.map((row) => Number(row.id));
+  }
+
+  /**
+   * Up to `limit` conversions of every account after id `afterId`, in id order, each an array of
+   * its id, account and `columns`: as the columnar index reads its source (an import's advance copy).
+   */
+  async rowsAfter(afterId: number, limit: number, columns: readonly string[]): Promise<unknown[][]> {
+    const names = ['id', 'account_id', ...columns];
+    const rows = await this.db
+      .selectFrom('conversions')
+      .select(names as (keyof ConversionsTable)[])
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => names.map((name) => (row as Record<string, unknown>)[name]));
+  }
+
+  /** Marks, in the import's transaction, that the rows from `firstId` to `lastId` are its advance copy's, `token`. */
+  async markImport(token: string, firstId: number, lastId: number): Promise<void> {
+    await this.db.insertInto('conversion_imports').values({ token, first_id: firstId, last_id: lastId }).execute();
+  }
+
   /**
    * Inserts rows that are not there yet, identified by (account, cart_integration, receipt).
    * Returns how many were new. Every row has the first one's fields (validateConversion makes

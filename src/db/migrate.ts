@@ -11,6 +11,7 @@ import { cartNotificationsMigration } from './migrations/0008-cart-notifications
 import { narrowConversionsMigration } from './migrations/0009-narrow-conversions.js';
 import { noAccountIdIndexMigration } from './migrations/0010-no-account-id-index.js';
 import { newestConversionIdsMigration } from './migrations/0011-newest-conversion-ids.js';
+import { importMarksMigration } from './migrations/0012-import-marks.js';
 
 /** Ordered by name; a new migration is added here with the next number. */
 function migrations(database: Database): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0009-narrow-conversions': narrowConversionsMigration(database),
     '0010-no-account-id-index': noAccountIdIndexMigration(database),
     '0011-newest-conversion-ids': newestConversionIdsMigration(database),
+    '0012-import-marks': importMarksMigration(database),
   };
 }
 

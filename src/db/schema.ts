@@ -11,6 +11,7 @@ export interface DatabaseSchema {
   conversions: ConversionsTable;
   conversions_identity: { identity: string };
   conversion_versions: ConversionVersionsTable;
+  conversion_imports: ConversionImportsTable;
   assets: AssetsTable;
   blob_journal: BlobJournalTable;
   cart_receivers: CartReceiversTable;
@@ -39,6 +40,13 @@ export interface ConversionVersionsTable {
   version: number;
   /** No conversion of the account has a larger id (ConversionRepository.bumpVersion). */
   newest_id: Generated<number>;
+}
+
+/** A committed import's rows, named by its advance copy's token (migration 0012). */
+export interface ConversionImportsTable {
+  token: string;
+  first_id: number;
+  last_id: number;
 }
 
 export interface ApiKeysTable {

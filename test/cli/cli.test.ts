@@ -330,7 +330,7 @@ describe('migrate', () => {
       const first = succeeded(await cli(store, ['migrate'])).stdout.trim();
       assert.match(
         first,
-        /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions, 0010-no-account-id-index, 0011-newest-conversion-ids$/,
+        /^applied: 0001-initial, 0002-assets, .*0006-conversions-file, 0007-columnar-index, 0008-cart-notifications, 0009-narrow-conversions, 0010-no-account-id-index, 0011-newest-conversion-ids, 0012-import-marks$/,
       );
       assert.equal(succeeded(await cli(store, ['migrate'])).stdout.trim(), 'the schema is up to date');
     } finally {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBResultReader, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { FilterColumn } from '../../filters/catalogue.js';
 import { filterKey } from '../../filters/list-cache.js';
 import { PAGE_SIZE } from '../../filters/list.js';
 import type { Filter } from '../../filters/parse.js';
 import { lowerThisProcessesPriority } from '../child-process.js';
+import { type AdvanceCopyReading, advanceCopies, advanceCopyFolder, announceReader, importEnded, readAdvanceRows, stopReading } from './advance-copy.js';
 import { type OffsetSpan, offsetSpansOver, WINDOW_SECONDS } from './time-zones.js';
 import { AppendOnlyAnswers } from './answers.js';
 import {
@@ -12,6 +14,7 @@ import {
   countQuery,
   duckDbSettings,
   createdAtWindowsQuery,
+  deleteAfterStatements,
   idsAfterQuery,
   INCOMING_TABLE,
   reorderByTimeStatements,
@@ -97,6 +100,8 @@ const LOG_FROM_ROWS = 50_000;
 const REORDER_FROM_ROWS = 50_000;
 // The index_meta key of the id after which rows wait to be put in time order (unorderedAfter).
 const UNORDERED_AFTER = 'unordered_after';
+// The key of index_meta recording that the rows after its id are an import's taken before its commit (advance-copy.ts).
+const ADVANCE_AFTER = 'advance_after';
 // Where a source row holds created_at: after its id and account, among the row columns.
 const CREATED_AT_AT = 2 + sourceLayout.rowColumns.indexOf('created_at');
 // The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
@@ -171,6 +176,13 @@ const NO_LOCAL_TIME: LocalTime = { offsets: [], from: 0, to: 0 };
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
 /**
+ * An import's advance copy being taken in (advance-copy.ts): its rows, `after` the watermark up to
+ * `upTo`, are in the index where no question reads, until the import's mark shows it committed.
+ */
+let advance: { reading: AdvanceCopyReading; after: number; firstId: number; upTo: number; rows: number } | undefined;
+// Where a command-line import beside the embedded database copies its rows; none beside PostgreSQL.
+const advanceFolder = options.source.engine === 'sqlite' ? advanceCopyFolder(options.source.file) : undefined;
+/**
  * The rows after this id wait to be put in time order: recorded in the index's file before a
  * large catch-up appends them, and removed by the transaction that puts them in order, so that a
  * rewrite cut short (the process killed, DuckDB's memory short) is done at the next opening.
@@ -220,7 +232,7 @@ let closing = false;
  * Appends what the source holds beyond the watermark. The promise is of a catch-up that starts
  * after the call, so that a caller sees every row committed before it called.
  */
-const catchingUp = coalesced(() => (closing ? Promise.resolve() : appendNewRows()));
+const catchingUp = coalesced(() => (closing ? Promise.resolve() : keepIndexing()));
 const catchUp = catchingUp.run;
 
 /** Reads the rows above those read before (and above the watermark) for pages and summaries, as catchUp for its caller. */
@@ -231,6 +243,8 @@ try {
   ({ instance, writer, readers } = await openIndex());
   idleReaders.push(...readers);
   await prepareIndexing();
+  await dropUncommittedImport();
+  if (advanceFolder) announceReader(advanceFolder);
   watermark = await largestIndexedId();
   unorderedAfter = await recordedUnorderedAfter();
   reorderDue = unorderedAfter !== undefined;
@@ -414,7 +428,7 @@ function isLocked(error: unknown): boolean {
 async function createTables(connection: DuckDBConnection): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
   for (const statement of layoutStatements(table, columns, hashed)) await connection.run(statement);
-  await connection.run(`DELETE FROM index_meta WHERE key IN ('format', 'source', '${UNORDERED_AFTER}')`);
+  await connection.run(`DELETE FROM index_meta WHERE key IN ('format', 'source', '${UNORDERED_AFTER}', '${ADVANCE_AFTER}')`);
   await connection.run("INSERT INTO index_meta VALUES ('format', $1)", [FORMAT]);
   await connection.run('COMMIT');
 }
@@ -455,6 +469,107 @@ async function checkSource(): Promise<void> {
     announcedUpTo = largest;
     send({ catchingUp: { fromId: watermark, atId: watermark, toId: largest } });
   }
+}
+
+/**
+ * Appends the rows committed since the last catch-up, then takes in an import's rows as it writes
+ * them, while it runs (advance-copy.ts): once it commits, they are indexed already.
+ */
+async function keepIndexing(): Promise<void> {
+  if (advance && !(await settleAdvance())) return;
+  await appendNewRows();
+  await takeAdvanceCopy();
+}
+
+/** Begins taking in an import's advance copy, when the index holds every committed row and nothing waits to be put in time order. */
+async function takeAdvanceCopy(): Promise<void> {
+  if (!advanceFolder || closing || reordering || reorderDue) return;
+  for (const reading of advanceCopies(advanceFolder)) {
+    // Left by an import whose process was killed: whatever it had written, it did not commit.
+    if (importEnded(reading)) {
+      fs.rmSync(reading.file, { force: true });
+      continue;
+    }
+    const rows = readAdvanceRows(reading, BATCH_ROWS);
+    // Rows above every committed one: an import still in its transaction, and the index holds all before it.
+    if (rows.length === 0 || (await source.largestId()) !== watermark || Number(rows[0]![0]) <= watermark) {
+      stopReading(reading);
+      continue;
+    }
+    await writer.run(`INSERT OR REPLACE INTO index_meta VALUES ('${ADVANCE_AFTER}', $1)`, [String(watermark)]);
+    advance = { reading, after: watermark, firstId: Number(rows[0]![0]), upTo: watermark, rows: 0 };
+    log(`columnar index: taking in an import's rows as it writes them, after id ${watermark}`);
+    await appendAdvanceRows(rows);
+    return;
+  }
+}
+
+/** Appends the advance copy's rows written since the last read (and `rows`, read already), where no question reads them yet. */
+async function appendAdvanceRows(rows?: unknown[][]): Promise<void> {
+  const copy = advance!;
+  for (let batch = rows ?? readAdvanceRows(copy.reading, BATCH_ROWS); ; batch = readAdvanceRows(copy.reading, BATCH_ROWS)) {
+    if (batch.length > 0) {
+      await appendInOneTransaction(batch);
+      copy.upTo = Number(batch.at(-1)![0]);
+      copy.rows += batch.length;
+      uncheckpointedRows += batch.length;
+      if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
+    }
+    if (batch.length < BATCH_ROWS || closing) return;
+  }
+}
+
+/**
+ * Takes in what the import has written since, and if it has ended, either moves the watermark past
+ * its rows (its mark shows them committed) or deletes them. False while it goes on.
+ */
+async function settleAdvance(): Promise<boolean> {
+  const copy = advance!;
+  // Read first: an import that ends after this has committed (or not) before the checks below.
+  const ended = importEnded(copy.reading);
+  await appendAdvanceRows();
+  if ((await source.largestId()) > watermark) {
+    const mark = await source.importMark(copy.reading.header.token);
+    // The copy was whole before the commit; its last rows may have come since the read above.
+    if (mark) await appendAdvanceRows();
+    if (mark && mark.firstId === copy.firstId && mark.lastId === copy.upTo) {
+      await endAdvance();
+      watermark = mark.lastId;
+      log(`columnar index: an import's ${copy.rows} rows committed, taken in as it ran`);
+      if (copy.rows >= REORDER_FROM_ROWS) {
+        await leaveUnordered(copy.after);
+        reordering = reorderByTime().finally(() => {
+          reordering = undefined;
+        });
+      }
+      return true;
+    }
+  } else if (!ended) return false;
+  await dropUncommittedImport();
+  return true;
+}
+
+/** Stops reading the advance copy and removes the index's record of it. */
+async function endAdvance(): Promise<void> {
+  if (advance) stopReading(advance.reading);
+  advance = undefined;
+  await writer.run(`DELETE FROM index_meta WHERE key = '${ADVANCE_AFTER}'`);
+}
+
+/** Deletes the rows an import had written before a commit that did not come (or that the index did not see, closed meanwhile). */
+async function dropUncommittedImport(): Promise<void> {
+  const recorded = (await writer.runAndReadAll(`SELECT value FROM index_meta WHERE key = '${ADVANCE_AFTER}'`)).getRows()[0]?.[0];
+  if (recorded === undefined) return;
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const { sql, params } of deleteAfterStatements(table, columns, Number(recorded))) await writer.run(sql, params.values, params.types);
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK').catch(() => {});
+    throw error;
+  }
+  await endAdvance();
+  log(`columnar index: the rows after id ${recorded} of an import that did not commit taken out again`);
 }
 
 async function appendNewRows(): Promise<void> {

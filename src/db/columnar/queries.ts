@@ -70,6 +70,15 @@ export function reorderByTimeStatements(table: string, afterId: number): DuckDbQ
   ];
 }
 
+/** Deletes the rows after id `afterId` from every table of the index: an import's rows taken before a commit that did not come. */
+export function deleteAfterStatements(table: string, columns: FilterColumn[], afterId: number): DuckDbQuery[] {
+  const tables = [
+    { name: table, id: 'id' },
+    ...columns.filter((column) => column.storage).map(({ storage }) => ({ name: storage!.table, id: storage!.parentColumn })),
+  ];
+  return tables.map(({ name, id }) => ({ sql: `DELETE FROM ${name} WHERE ${id} > $1::BIGINT`, params: new BoundParams(afterId) }));
+}
+
 /** The index's column of the hashes of a hashed column's values. */
 export function hashedColumn(name: string): string {
   return `${name}_hash`;

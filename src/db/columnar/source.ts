@@ -15,6 +15,8 @@ export interface RowSource {
   rowsAfter(id: number, limit: number): Promise<unknown[][]>;
   /** As rowsAfter, the rows of one account only, found through an index that begins with the account. */
   accountRowsAfter(accountId: number, id: number, limit: number): Promise<unknown[][]>;
+  /** The ids of the rows of the import whose advance copy is `token` (advance-copy.ts), once it has committed. */
+  importMark(token: string): Promise<{ firstId: number; lastId: number } | undefined>;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export function sourceStatements(table: string, columns: string[]) {
     accountRowsAfter: `select id, account_id, ${columns.join(', ')} from ${table} where id in (select id from ${table} where account_id = $1 and +id > $2 order by +id limit $3) order by id`,
     identity: `select identity from ${table}_identity`,
     largestId: `select coalesce(max(id), 0) as id from ${table}`,
+    importMark: 'select first_id as "firstId", last_id as "lastId" from conversion_imports where token = $1',
   };
 }
 
@@ -64,11 +67,13 @@ export function openRowSource(address: ConversionSourceAddress, table: string, c
     connection.pragma('busy_timeout = 5000');
     const rows = connection.prepare(withSqliteParameters(statements.rowsAfter)).raw(true);
     const accountRows = connection.prepare(withSqliteParameters(statements.accountRowsAfter)).raw(true);
+    const mark = connection.prepare(withSqliteParameters(statements.importMark));
     return {
       identity: async () => (connection.prepare(statements.identity).get() as { identity: string }).identity,
       largestId: async () => (connection.prepare(statements.largestId).get() as { id: number }).id,
       rowsAfter: async (id, limit) => rows.all(id, limit) as unknown[][],
       accountRowsAfter: async (accountId, id, limit) => accountRows.all(accountId, id, limit) as unknown[][],
+      importMark: async (token) => mark.get(token) as { firstId: number; lastId: number } | undefined,
       close: async () => {
         connection.close();
       },
@@ -82,6 +87,7 @@ export function openRowSource(address: ConversionSourceAddress, table: string, c
     rowsAfter: async (id, limit) => (await pool.query<unknown[]>({ text: statements.rowsAfter, values: [id, limit], rowMode: 'array' })).rows,
     accountRowsAfter: async (accountId, id, limit) =>
       (await pool.query<unknown[]>({ text: statements.accountRowsAfter, values: [accountId, id, limit], rowMode: 'array' })).rows,
+    importMark: async (token) => (await pool.query<{ firstId: number; lastId: number }>(statements.importMark, [token])).rows[0],
     close: () => pool.end(),
   };
 }

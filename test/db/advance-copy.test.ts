@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { test } from 'node:test';
+import { AccountService } from '../../src/accounts/service.js';
+import { importConversions, ImportRejected, type SourceRecord } from '../../src/conversions/import.js';
+import { CONVERSION_SOURCE_COLUMNS, type ConversionQuestions, openConversionQuestions } from '../../src/conversions/questions.js';
+import { conversionCatalogue } from '../../src/conversions/schema.js';
+import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
+import { type AdvanceCopy, advanceCopyFor } from '../../src/db/columnar/advance-copy.js';
+import { parseFilters } from '../../src/filters/parse.js';
+import { freshDatabase, testConfig, type TestDatabase } from '../helpers/database.js';
+import { conversionsAsOf, insertConversions } from '../helpers/fixtures.js';
+
+/**
+ * A command-line import beside the embedded database copies its rows as it writes them
+ * (advance-copy.ts), and the service's index takes them in while the import runs, where no
+ * question reads them until the import's mark shows it committed. Only SQLite has advance copies.
+ */
+
+const records = (count: number, seed: number) => [...syntheticConversions(count, { random: seededRandom(seed) })];
+
+/**
+ * The records in batches of 1,000, waiting for `pause` once `pauseAfter` have been handed out. An
+ * import copies its new rows 5,000 at a time: the tests pause theirs past that.
+ */
+async function* batchesOf(values: unknown[], pauseAfter: number, pause: Promise<void>): AsyncGenerator<SourceRecord[]> {
+  for (let start = 0; start < values.length; start += 1_000) {
+    if (start === pauseAfter) await pause;
+    yield values.slice(start, start + 1_000).map((value, index) => ({ line: start + index + 1, record: { value } }));
+  }
+}
+
+/** Waits until a line of `logged` matches `pattern`, for a minute at most. */
+async function untilLogged(logged: string[], pattern: RegExp): Promise<void> {
+  const givenUpAt = Date.now() + 60_000;
+  while (!logged.some((line) => pattern.test(line))) {
+    if (Date.now() > givenUpAt) assert.fail(`nothing logged matches ${pattern}:\n${logged.join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+interface Context {
+  database: TestDatabase;
+  accountId: number;
+  logged: string[];
+  questions: () => ConversionQuestions;
+  reopen: () => Promise<void>;
+  advanceCopy: () => AdvanceCopy;
+}
+
+async function withIndex(work: (context: Context) => Promise<void>): Promise<void> {
+  const database = await freshDatabase('sqlite');
+  const logged: string[] = [];
+  const open = () => openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+  let questions = open();
+  try {
+    const { id } = await new AccountService(database.db).findOrCreateAccount('importing');
+    // Opened before the import, as a running service's index is.
+    await questions.page(await conversionsAsOf(database, id), [], 1);
+    await work({
+      database,
+      accountId: id,
+      logged,
+      questions: () => questions,
+      reopen: async () => {
+        await questions.close();
+        questions = open();
+      },
+      advanceCopy: () => advanceCopyFor(database.conversionSource, CONVERSION_SOURCE_COLUMNS)!,
+    });
+  } finally {
+    await questions.close();
+    await database.close();
+  }
+}
+
+test("an import's rows are taken in while it runs: when it commits they are counted at once, without a catch-up of them", async () => {
+  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
+    const imported = records(12_000, 1);
+    let resume!: () => void;
+    const copy = advanceCopy();
+    const importing = importConversions(database, accountId, batchesOf(imported, 8_000, new Promise((resolve) => (resume = resolve))), {
+      onProblem: () => {},
+      advanceCopy: copy,
+    }).finally(() => copy.remove());
+    await untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 0$/);
+    // Taken in, but not counted: the import has not committed.
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 0);
+    resume();
+    assert.equal((await importing).inserted, imported.length);
+    const { total, ids } = await questions().page(await conversionsAsOf(database, accountId), [], 1);
+    assert.equal(total, imported.length);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 100 }, (_, index) => index + 1),
+    );
+    assert.ok(logged.includes(`columnar index: an import's ${imported.length} rows committed, taken in as it ran`), logged.join('\n'));
+    assert.ok(!logged.some((line) => /rows indexed|caught up/.test(line)), `no catch-up of the import's rows:\n${logged.join('\n')}`);
+    assert.deepEqual(fs.readdirSync(`${database.dataDir}/importing`), ['reader.pid'], 'the copy is gone');
+  });
+});
+
+test('an import partly of rows there already has its new rows taken in as stored, and counted at once when it commits', async () => {
+  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
+    const all = records(9_000, 5);
+    await insertConversions(
+      database,
+      accountId,
+      all.filter((_, index) => index % 3 === 0),
+    );
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 3_000);
+    const copy = advanceCopy();
+    const result = await importConversions(database, accountId, batchesOf(all, 8_000, untilLogged(logged, /^columnar index: taking in an import's rows/)), {
+      onProblem: () => {},
+      advanceCopy: copy,
+    }).finally(() => copy.remove());
+    assert.equal(result.skipped, 3_000);
+    const asOf = await conversionsAsOf(database, accountId);
+    assert.equal((await questions().page(asOf, [], 1)).total, all.length);
+    const google = parseFilters({ utm_source: 'google' }, conversionCatalogue, []);
+    assert.equal((await questions().page(asOf, google, 1)).total, all.filter((record) => record.utm_source === 'google').length);
+    assert.ok(logged.includes("columnar index: an import's 6000 rows committed, taken in as it ran"), logged.join('\n'));
+  });
+});
+
+test('rows of an import that does not commit are taken out again, and the rows written after it under the same ids are counted exactly', async () => {
+  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
+    const copy = advanceCopy();
+    const withBadEnd = [...records(9_000, 2), { receipt: 'no cart, no time' }];
+    await assert.rejects(
+      importConversions(database, accountId, batchesOf(withBadEnd, 9_000, untilLogged(logged, /^columnar index: taking in an import's rows/)), {
+        onProblem: () => {},
+        advanceCopy: copy,
+      }).finally(() => copy.remove()),
+      ImportRejected,
+    );
+    await untilLogged(logged, /^columnar index: the rows after id 0 of an import that did not commit taken out again$/);
+    // More than the index reads beside itself (5,000): the answers below are the index's own, over the same ids.
+    const written = records(8_000, 3).filter((record) => record.utm_source !== 'google');
+    assert.ok(written.length > 5_000);
+    await insertConversions(database, accountId, written);
+    const asOf = await conversionsAsOf(database, accountId);
+    assert.equal(asOf.newestId, written.length, 'the same ids again: the import rolled back');
+    assert.equal((await questions().page(asOf, [], 1)).total, written.length);
+    const google = await questions().page(asOf, parseFilters({ utm_source: 'google' }, conversionCatalogue, []), 1);
+    assert.equal(google.total, 0, 'none of the rows taken out is counted');
+  });
+});
+
+test("an index closed while it takes an import's rows in takes them out as it opens, and counts the import exactly once it commits", async () => {
+  await withIndex(async ({ database, accountId, logged, questions, reopen, advanceCopy }) => {
+    const imported = records(10_000, 4);
+    let resume!: () => void;
+    const copy = advanceCopy();
+    const importing = importConversions(database, accountId, batchesOf(imported, 6_000, new Promise((resolve) => (resume = resolve))), {
+      onProblem: () => {},
+      advanceCopy: copy,
+    }).finally(() => copy.remove());
+    await untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 0$/);
+    await reopen();
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 0);
+    assert.ok(logged.includes('columnar index: the rows after id 0 of an import that did not commit taken out again'), logged.join('\n'));
+    resume();
+    await importing;
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, imported.length);
+  });
+});
