@@ -6,9 +6,9 @@ import { importConversions, ImportRejected, type SourceRecord } from '../../src/
 import { CONVERSION_SOURCE_COLUMNS, type ConversionQuestions, openConversionQuestions } from '../../src/conversions/questions.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { type AdvanceCopy, advanceCopyFor } from '../../src/db/columnar/advance-copy.js';
+import { type AdvanceCopy, advanceCopies, advanceCopyFor, readAdvanceRows, stopReading } from '../../src/db/columnar/advance-copy.js';
 import { parseFilters } from '../../src/filters/parse.js';
-import { freshDatabase, testConfig, type TestDatabase } from '../helpers/database.js';
+import { freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
 import { conversionsAsOf, insertConversions } from '../helpers/fixtures.js';
 
 /**
@@ -73,6 +73,27 @@ async function withIndex(work: (context: Context) => Promise<void>): Promise<voi
     await database.close();
   }
 }
+
+test('a copy is read a whole row at a time, as far as it has been written, and on from there', () => {
+  const folder = tempDir();
+  const file = `${folder}/import.rows`;
+  const row = (id: number) => `[${id},7,1700000000]\n{"receipt":"R-${id}","note":"a, b\\n"}\n`;
+  fs.writeFileSync(file, `{"token":"t","pid":${process.pid}}\n${row(1)}${row(2)}${row(3).slice(0, 20)}`);
+  const [reading] = advanceCopies(folder);
+  assert.deepEqual(reading!.header, { token: 't', pid: process.pid });
+  const ids = (rows: unknown[][]) => rows.map((read) => read[0]);
+  assert.deepEqual(readAdvanceRows(reading!, 10), [
+    [1, 7, 1700000000, '{"receipt":"R-1","note":"a, b\\n"}'],
+    [2, 7, 1700000000, '{"receipt":"R-2","note":"a, b\\n"}'],
+  ]);
+  assert.deepEqual(readAdvanceRows(reading!, 10), [], 'half a row is not one');
+  fs.appendFileSync(file, `${row(3).slice(20)}${row(4)}${row(5)}`);
+  assert.deepEqual(ids(readAdvanceRows(reading!, 2)), [3, 4], 'up to the limit');
+  fs.rmSync(file);
+  assert.deepEqual(ids(readAdvanceRows(reading!, 10)), [5], 'read on once the file is removed');
+  stopReading(reading!);
+  fs.rmSync(folder, { recursive: true });
+});
 
 test("an import's rows are taken in while it runs: when it commits they are counted at once, without a catch-up of them", async () => {
   await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {

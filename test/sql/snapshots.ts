@@ -335,6 +335,10 @@ export const EXAMPLES: Example[] = [
   }),
   conversion('bumpVersion', [ACCOUNT]),
   conversion('insertNew', [ACCOUNT, newConversions(2)], { shown: '1, two conversions', when: 'an import sends its rows in batches' }),
+  conversion('largestId', [], { when: 'an import begins its advance copy (advance-copy.ts)', answers: [[{ id: 100 }]] }),
+  conversion('idsAfter', [100, 5_001], { when: 'an import copies 5,000 new rows: their ids', answers: [[{ id: 101 }]] }),
+  conversion('rowsAfter', [100, 5_000, ['created_at', 'entry_json']], { when: 'an import copies rows some of which were there already' }),
+  conversion('markImport', ['3b7c0e5e-1f5a-4b61-9d55-0c2a43d0a1b2', 101, 5_100], { when: "an import's transaction marks the rows it copied" }),
   conversion('insertEach', [NOTIFIED], {
     shown: 'two conversions of account 1',
     when: 'new receipts',

@@ -6,8 +6,8 @@ import type { ConversionSourceAddress } from '../adapter.js';
 /**
  * An import's advance copy: the rows a command-line import has written in its transaction, copied
  * to a file beside the embedded database as the import goes, so that the columnar index can take
- * them in while the import still runs, instead of after its commit (a million rows took the index
- * some 18 s, which the importing account's questions waited). The index keeps them above its
+ * them in while the import still runs, instead of after its commit, while the importing account's
+ * questions wait for every one of them (docs/performance.md). The index keeps them above its
  * watermark, where no question reads, until the import's own transaction shows it committed
  * (the mark, `conversion_imports`); if the import ends without one, it deletes them.
  *
@@ -213,7 +213,7 @@ export function advanceCopies(folder: string): AdvanceCopyReading[] {
 }
 
 const HEADER_BYTES = 4096;
-const READ_BYTES = 8 * 1024 * 1024;
+const READ_BYTES = 1024 * 1024;
 
 /**
  * The whole rows of the copy after those read before (each an array of id, account, row columns

@@ -43,6 +43,28 @@ values ($1, $2, $3, $4, $5, $6),
        ($7, $8, $9, $10, $11, $12)
 on conflict ("account_id", "cart_integration", "receipt") do nothing;
 
+-- ConversionRepository.largestId(), an import begins its advance copy (advance-copy.ts)
+select coalesce(max(id), 0) as "id"
+from "conversions";
+
+-- ConversionRepository.idsAfter(100, 5001), an import copies 5,000 new rows: their ids
+select "id"
+from "conversions"
+where "id" > $1
+order by "id"
+limit $2;
+
+-- ConversionRepository.rowsAfter(100, 5000, ["created_at","entry_json"]), an import copies rows some of which were there already
+select "id", "account_id", "created_at", "entry_json"
+from "conversions"
+where "id" > $1
+order by "id"
+limit $2;
+
+-- ConversionRepository.markImport("3b7c0e5e-1f5a-4b61-9d55-0c2a43d0a1b2", 101, 5100), an import's transaction marks the rows it copied
+insert into "conversion_imports" ("token", "first_id", "last_id")
+values ($1, $2, $3);
+
 -- ConversionRepository.insertEach(two conversions of account 1), new receipts
 insert into "conversions" ("created_at", "cart_integration", "receipt", "user_id", "entry_json", "account_id")
 values ($1, $2, $3, $4, $5, $6),
