@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
 import { AccountService } from '../../src/accounts/service.js';
-import { importConversions, ImportRejected, type SourceRecord } from '../../src/conversions/import.js';
+import { type ImportResult, importConversions, ImportRejected, type SourceRecord } from '../../src/conversions/import.js';
 import { CONVERSION_SOURCE_COLUMNS, type ConversionQuestions, openConversionQuestions } from '../../src/conversions/questions.js';
 import { conversionCatalogue } from '../../src/conversions/schema.js';
 import { seededRandom, syntheticConversions } from '../../src/conversions/synthetic.js';
-import { type AdvanceCopy, advanceCopies, advanceCopyFor, readAdvanceRows, stopReading } from '../../src/db/columnar/advance-copy.js';
+import { advanceCopies, advanceCopyFor, readAdvanceRows, stopReading } from '../../src/db/columnar/advance-copy.js';
 import { parseFilters } from '../../src/filters/parse.js';
 import { freshDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/database.js';
 import { conversionsAsOf, insertConversions } from '../helpers/fixtures.js';
@@ -45,7 +45,15 @@ interface Context {
   logged: string[];
   questions: () => ConversionQuestions;
   reopen: () => Promise<void>;
-  advanceCopy: () => AdvanceCopy;
+  /** Imports `values` into the account as the command line does beside a service, waiting for `pause` once `pauseAfter` have been read. */
+  importing: (values: unknown[], pauseAfter: number, pause: Promise<void>) => Promise<ImportResult>;
+}
+
+/** A promise that settles when `open` is called. */
+function gate(): { closed: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const closed = new Promise<void>((resolve) => (open = resolve));
+  return { closed, open };
 }
 
 async function withIndex(work: (context: Context) => Promise<void>): Promise<void> {
@@ -66,7 +74,10 @@ async function withIndex(work: (context: Context) => Promise<void>): Promise<voi
         await questions.close();
         questions = open();
       },
-      advanceCopy: () => advanceCopyFor(database.conversionSource, CONVERSION_SOURCE_COLUMNS)!,
+      importing: (values, pauseAfter, pause) => {
+        const advanceCopy = advanceCopyFor(database.conversionSource, CONVERSION_SOURCE_COLUMNS)!;
+        return importConversions(database, id, batchesOf(values, pauseAfter, pause), { onProblem: () => {}, advanceCopy }).finally(() => advanceCopy.remove());
+      },
     });
   } finally {
     await questions.close();
@@ -96,19 +107,15 @@ test('a copy is read a whole row at a time, as far as it has been written, and o
 });
 
 test("an import's rows are taken in while it runs: when it commits they are counted at once, without a catch-up of them", async () => {
-  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
+  await withIndex(async ({ database, accountId, logged, questions, importing }) => {
     const imported = records(12_000, 1);
-    let resume!: () => void;
-    const copy = advanceCopy();
-    const importing = importConversions(database, accountId, batchesOf(imported, 8_000, new Promise((resolve) => (resume = resolve))), {
-      onProblem: () => {},
-      advanceCopy: copy,
-    }).finally(() => copy.remove());
+    const paused = gate();
+    const imports = importing(imported, 8_000, paused.closed);
     await untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 0$/);
     // Taken in, but not counted: the import has not committed.
     assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 0);
-    resume();
-    assert.equal((await importing).inserted, imported.length);
+    paused.open();
+    assert.equal((await imports).inserted, imported.length);
     const { total, ids } = await questions().page(await conversionsAsOf(database, accountId), [], 1);
     assert.equal(total, imported.length);
     assert.deepEqual(
@@ -122,7 +129,7 @@ test("an import's rows are taken in while it runs: when it commits they are coun
 });
 
 test('an import partly of rows there already has its new rows taken in as stored, and counted at once when it commits', async () => {
-  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
+  await withIndex(async ({ database, accountId, logged, questions, importing }) => {
     const all = records(9_000, 5);
     await insertConversions(
       database,
@@ -130,11 +137,7 @@ test('an import partly of rows there already has its new rows taken in as stored
       all.filter((_, index) => index % 3 === 0),
     );
     assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 3_000);
-    const copy = advanceCopy();
-    const result = await importConversions(database, accountId, batchesOf(all, 8_000, untilLogged(logged, /^columnar index: taking in an import's rows/)), {
-      onProblem: () => {},
-      advanceCopy: copy,
-    }).finally(() => copy.remove());
+    const result = await importing(all, 8_000, untilLogged(logged, /^columnar index: taking in an import's rows/));
     assert.equal(result.skipped, 3_000);
     const asOf = await conversionsAsOf(database, accountId);
     assert.equal((await questions().page(asOf, [], 1)).total, all.length);
@@ -145,16 +148,9 @@ test('an import partly of rows there already has its new rows taken in as stored
 });
 
 test('rows of an import that does not commit are taken out again, and the rows written after it under the same ids are counted exactly', async () => {
-  await withIndex(async ({ database, accountId, logged, questions, advanceCopy }) => {
-    const copy = advanceCopy();
+  await withIndex(async ({ database, accountId, logged, questions, importing }) => {
     const withBadEnd = [...records(9_000, 2), { receipt: 'no cart, no time' }];
-    await assert.rejects(
-      importConversions(database, accountId, batchesOf(withBadEnd, 9_000, untilLogged(logged, /^columnar index: taking in an import's rows/)), {
-        onProblem: () => {},
-        advanceCopy: copy,
-      }).finally(() => copy.remove()),
-      ImportRejected,
-    );
+    await assert.rejects(importing(withBadEnd, 9_000, untilLogged(logged, /^columnar index: taking in an import's rows/)), ImportRejected);
     await untilLogged(logged, /^columnar index: the rows after id 0 of an import that did not commit taken out again$/);
     // More than the index reads beside itself (5,000): the answers below are the index's own, over the same ids.
     const written = records(8_000, 3).filter((record) => record.utm_source !== 'google');
@@ -169,20 +165,16 @@ test('rows of an import that does not commit are taken out again, and the rows w
 });
 
 test("an index closed while it takes an import's rows in takes them out as it opens, and counts the import exactly once it commits", async () => {
-  await withIndex(async ({ database, accountId, logged, questions, reopen, advanceCopy }) => {
+  await withIndex(async ({ database, accountId, logged, questions, reopen, importing }) => {
     const imported = records(10_000, 4);
-    let resume!: () => void;
-    const copy = advanceCopy();
-    const importing = importConversions(database, accountId, batchesOf(imported, 6_000, new Promise((resolve) => (resume = resolve))), {
-      onProblem: () => {},
-      advanceCopy: copy,
-    }).finally(() => copy.remove());
+    const paused = gate();
+    const imports = importing(imported, 6_000, paused.closed);
     await untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 0$/);
     await reopen();
     assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 0);
     assert.ok(logged.includes('columnar index: the rows after id 0 of an import that did not commit taken out again'), logged.join('\n'));
-    resume();
-    await importing;
+    paused.open();
+    await imports;
     assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, imported.length);
   });
 });
