@@ -7,6 +7,11 @@ import { withId } from './entry-json.js';
 
 export type NewConversion = Omit<Insertable<ConversionsTable>, 'id' | 'account_id'>;
 
+/** The largest id of any account's conversion, 0 without any: a statement, or a part of one. */
+function largestIdQuery(db: Kysely<DatabaseSchema>) {
+  return db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id'));
+}
+
 /** All SQL about conversions. */
 export class ConversionRepository {
   /**
@@ -110,7 +115,7 @@ export class ConversionRepository {
    * its rows (an import), since writes are serialized (Database.serializeConversionWrites).
    */
   async bumpVersion(accountId: number): Promise<void> {
-    const largestId = this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id'));
+    const largestId = largestIdQuery(this.db);
     const bump = () =>
       this.db
         .insertInto('conversion_versions')
@@ -123,8 +128,7 @@ export class ConversionRepository {
 
   /** The largest id of any account's conversion; 0 without any. */
   async largestId(): Promise<number> {
-    const row = await this.db.selectFrom('conversions').select(sql<number>`coalesce(max(id), 0)`.as('id')).executeTakeFirstOrThrow();
-    return Number(row.id);
+    return Number((await largestIdQuery(this.db).executeTakeFirstOrThrow()).id);
   }
 
   /** Up to `limit` ids of any account's conversions after `afterId`, in order. */

@@ -176,10 +176,11 @@ const NO_LOCAL_TIME: LocalTime = { offsets: [], from: 0, to: 0 };
 /** Every row of the source up to this id is in the index. */
 let watermark = 0;
 /**
- * An import's advance copy being taken in (advance-copy.ts): its rows, `after` the watermark up to
- * `upTo`, are in the index where no question reads, until the import's mark shows it committed.
+ * An import's advance copy being taken in (advance-copy.ts): its rows, from `firstId` to `upTo`,
+ * are in the index above the watermark, where no question reads, until the import's mark shows
+ * it committed. Nothing else is appended meanwhile: the watermark stays where they begin.
  */
-let advance: { reading: AdvanceCopyReading; after: number; firstId: number; upTo: number; rows: number } | undefined;
+let advance: { reading: AdvanceCopyReading; firstId: number; upTo: number; rows: number } | undefined;
 // Where a command-line import beside the embedded database copies its rows; none beside PostgreSQL.
 const advanceFolder = options.source.engine === 'sqlite' ? advanceCopyFolder(options.source.file) : undefined;
 /**
@@ -497,7 +498,7 @@ async function takeAdvanceCopy(): Promise<void> {
       continue;
     }
     await writer.run(`INSERT OR REPLACE INTO index_meta VALUES ('${ADVANCE_AFTER}', $1)`, [String(watermark)]);
-    advance = { reading, after: watermark, firstId: Number(rows[0]![0]), upTo: watermark, rows: 0 };
+    advance = { reading, firstId: Number(rows[0]![0]), upTo: watermark, rows: 0 };
     log(`columnar index: taking in an import's rows as it writes them, after id ${watermark}`);
     await appendAdvanceRows(rows);
     return;
@@ -534,10 +535,11 @@ async function settleAdvance(): Promise<boolean> {
     if (mark) await appendAdvanceRows();
     if (mark && mark.firstId === copy.firstId && mark.lastId === copy.upTo) {
       await endAdvance();
+      const fromId = watermark;
       watermark = mark.lastId;
       log(`columnar index: an import's ${copy.rows} rows committed, taken in as it ran`);
       if (copy.rows >= REORDER_FROM_ROWS) {
-        await leaveUnordered(copy.after);
+        await leaveUnordered(fromId);
         reordering = reorderByTime().finally(() => {
           reordering = undefined;
         });

@@ -10,11 +10,12 @@
  */
 
 /**
- * Below this a DOUBLE cast to DECIMAL(38,6) is the decimal it was written as, to six places:
- * the double lies within 2^-28 of that decimal, far inside half a millionth. From 2^33 on it can
- * lie further (8589934592.005 is 8589934592.00499916...), so larger values are read from their
- * shortest text, which is the decimal written; that cast costs some 3 µs a value, so it is kept
- * to them.
+ * Below this a DOUBLE cast to DECIMAL(38,6) is the decimal it was written as, to six places: the
+ * double lies within 2^-28 of that decimal. From 2^33 on it can lie more than half a millionth
+ * off (8589934592.005 is 8589934592.00499916...); the bound is kept well below that, so that the
+ * cast's own rounding stays far inside it too. Larger values are read from their shortest text,
+ * which is the decimal written: a cast hundreds of times slower (docs/performance.md), kept to
+ * amounts no funnel's conversion reaches.
  */
 const EXACT_CAST_BELOW = 2 ** 26;
 
