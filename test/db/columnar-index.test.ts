@@ -442,6 +442,33 @@ describeEachEngine('the columnar index process', (engine) => {
     }
   });
 
+  test('a few rows arriving while the rows are put in time order are indexed beside the rewrite, not after it', async () => {
+    const database = await freshDatabase(engine);
+    const accounts = new AccountService(database.db);
+    const { id } = await accounts.findOrCreateAccount('reordered');
+    const other = await accounts.findOrCreateAccount('arriving');
+    const imported = records(52_000, 19);
+    await insertConversions(database, id, imported);
+    const logged: string[] = [];
+    const questions = openConversionQuestions(testConfig(database), database, (line) => logged.push(line));
+    const rewritten = /^columnar index: the rows after id 0 put in time order in [\d.]+ s$/;
+    try {
+      assert.equal((await untilAnswered(async () => questions.page(await conversionsAsOf(database, id), [], 1))).total, imported.length);
+      const arriving = records(10, 20);
+      await insertConversions(database, other.id, arriving);
+      // An export's first batch has the index append the rows above its watermark before it answers.
+      const { ids } = await questions.idsAfter(await conversionsAsOf(database, other.id), [], 0, undefined, 100);
+      assert.equal(ids.length, arriving.length);
+      assert.ok(!logged.some((line) => rewritten.test(line)), `answered after the rewrite:\n${logged.join('\n')}`);
+      await untilLogged(logged, rewritten);
+      assert.equal((await questions.page(await conversionsAsOf(database, id), [], 1)).total, imported.length);
+      assert.equal((await questions.page(await conversionsAsOf(database, other.id), [], 1)).total, arriving.length);
+    } finally {
+      await questions.close();
+      await database.close();
+    }
+  });
+
   test('a catch-up of 50,000 rows or more that came in time order keeps them as appended, and counts of a time window stay exact', async () => {
     const database = await freshDatabase(engine);
     const { id } = await new AccountService(database.db).findOrCreateAccount('in-order');

@@ -133,6 +133,11 @@ type FirstColumnOf = (query: DuckDbQuery) => Promise<unknown[]>;
 let source: RowSource;
 let instance: DuckDBInstance;
 let writer: DuckDBConnection;
+/**
+ * Where the rows are put in time order (reorderByTime): a connection of its own, so that the few
+ * rows arriving meanwhile are appended on the writer beside its transaction, not after it.
+ */
+let rewriter: DuckDBConnection;
 // Questions' statements run on this many connections, each one statement at a time: a long one
 // (a summary of everything) takes one connection while the questions after it run on another.
 const READERS = 2;
@@ -192,9 +197,9 @@ let unorderedAfter: number | undefined;
 /** Whether the catch-up under way ends by putting the rows after unorderedAfter in time order. */
 let reorderDue = false;
 /**
- * The rows after unorderedAfter being put in time order, on the writer, after the catch-up that
+ * The rows after unorderedAfter being put in time order, on the rewriter, after the catch-up that
  * appended them: questions do not wait for it, since the rows it rewrites are in the index
- * already; the next catch-up that has rows to append does.
+ * already, and neither do a few rows arriving meanwhile; the next catch-up of more than a batch does.
  */
 let reordering: Promise<void> | undefined;
 /**
@@ -241,7 +246,7 @@ const readingUnindexed = coalesced(readUnindexed);
 
 try {
   source = openRowSource(options.source, table, [...sourceLayout.rowColumns, sourceLayout.document]);
-  ({ instance, writer, readers } = await openIndex());
+  ({ instance, writer, rewriter, readers } = await openIndex());
   idleReaders.push(...readers);
   await prepareIndexing();
   await dropUncommittedImport();
@@ -380,7 +385,7 @@ function endIfInvalidated(error: Error): void {
   send({ log: 'columnar index: DuckDB stopped after a fatal error; the index is opened again at the next question' }, () => process.exit(1));
 }
 
-async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; readers: DuckDBConnection[] }> {
+async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; rewriter: DuckDBConnection; readers: DuckDBConnection[] }> {
   const settings = duckDbSettings(options.memoryLimit, options.threads);
   let instance: DuckDBInstance;
   try {
@@ -403,7 +408,7 @@ async function openIndex(): Promise<{ instance: DuckDBInstance; writer: DuckDBCo
   for (const statement of incomingTableStatements(columns, hashed, sourceLayout)) await writer.run(statement);
   const readers: DuckDBConnection[] = [];
   for (let count = 0; count < READERS; count++) readers.push(await instance.connect());
-  return { instance, writer, readers };
+  return { instance, writer, rewriter: await instance.connect(), readers };
 }
 
 /**
@@ -591,11 +596,13 @@ async function appendNewRows(): Promise<void> {
       BATCH_ROWS,
       (id, limit) => (closing ? Promise.resolve([]) : source.rowsAfter(id, limit)),
       async (rows) => {
-        await reordering;
         if (toId === undefined && rows.length === BATCH_ROWS) {
           toId = await source.largestId();
           send({ catchingUp: { fromId, atId: watermark, toId } });
         }
+        // A catch-up of more than a batch waits for a rewrite in time order, which it may have to
+        // follow with its own; a few rows are appended beside it, so that questions need not wait.
+        if (toId !== undefined) await reordering;
         if (!reorderDue && toId !== undefined && toId - fromId >= REORDER_FROM_ROWS) await leaveUnordered(fromId);
         await appendInOneTransaction(rows);
         for (const row of rows) {
@@ -664,24 +671,24 @@ async function reorderByTime(): Promise<void> {
   const began = performance.now();
   // The rows appended are written to the file first: sorting them while they still took DuckDB's
   // memory ran out of it at the smallest memory limit.
-  await checkpoint(CHECKPOINT_TRIES);
+  await checkpoint(CHECKPOINT_TRIES, rewriter);
   try {
     if (closing) throw new Error('the index is closing');
-    await writer.run('BEGIN TRANSACTION');
-    for (const { sql, params } of reorderByTimeStatements(table, afterId)) await writer.run(sql, params.values, params.types);
-    await writer.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
-    await writer.run('COMMIT');
+    await rewriter.run('BEGIN TRANSACTION');
+    for (const { sql, params } of reorderByTimeStatements(table, afterId)) await rewriter.run(sql, params.values, params.types);
+    await rewriter.run(`DELETE FROM index_meta WHERE key = '${UNORDERED_AFTER}'`);
+    await rewriter.run('COMMIT');
     unorderedAfter = undefined;
     log(`columnar index: the rows after id ${afterId} put in time order in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   } catch (error) {
-    await writer.run('ROLLBACK').catch(() => {});
+    await rewriter.run('ROLLBACK').catch(() => {});
     log(`columnar index: not put in time order (${(error as Error).message}); trying again after the next large catch-up or opening`);
     endIfInvalidated(error as Error);
     return;
   }
   // The rows rewritten wait in the write-ahead log as rows appended do.
   uncheckpointedRows += watermark - afterId;
-  await checkpoint();
+  await checkpoint(1, rewriter);
 }
 
 /**
@@ -690,10 +697,10 @@ async function reorderByTime(): Promise<void> {
  * times, CHECKPOINT_AGAIN_MS apart, then again after the next catch-up, a second later at most.
  * (FORCE CHECKPOINT would hold every new question back until those running had ended.)
  */
-async function checkpoint(tries = 1): Promise<void> {
+async function checkpoint(tries = 1, connection = writer): Promise<void> {
   for (let tried = 1; ; tried++) {
     try {
-      await writer.run('CHECKPOINT');
+      await connection.run('CHECKPOINT');
       uncheckpointedRows = 0;
       return;
     } catch (error) {
@@ -997,14 +1004,15 @@ async function close(): Promise<void> {
   for (const questionId of new Set(questionOn.values())) interruptWhileRunning(questionId);
   // A rewrite in time order under way stops too: its rows stay recorded as waiting, and are put in order at the next opening.
   if (reordering) {
-    const interrupting = setInterval(() => writer.interrupt(), INTERRUPT_AGAIN_MS);
-    writer.interrupt();
+    const interrupting = setInterval(() => rewriter.interrupt(), INTERRUPT_AGAIN_MS);
+    rewriter.interrupt();
     await reordering.finally(() => clearInterval(interrupting));
   }
   await catchingUp.settled();
   await readingUnindexed.settled();
   await Promise.allSettled(beingAnswered.values());
   for (const reader of readers) reader.closeSync();
+  rewriter.closeSync();
   writer.closeSync();
   instance.closeSync();
   await source.close();
