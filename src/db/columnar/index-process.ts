@@ -104,8 +104,10 @@ const UNORDERED_AFTER = 'unordered_after';
 const ADVANCE_AFTER = 'advance_after';
 // Where a source row holds created_at: after its id and account, among the row columns.
 const CREATED_AT_AT = 2 + sourceLayout.rowColumns.indexOf('created_at');
-// The index checkpoints once a catch-up leaves at least this many rows appended since the last checkpoint.
-const CHECKPOINT_ROWS = 50_000;
+// The index checkpoints once a catch-up leaves at least this many rows appended since the last
+// checkpoint: DuckDB's row group, which a checkpoint writes whole, so that one of a few rows costs
+// about as much as one of a row group's worth (an import's rows are taken in while it runs).
+const CHECKPOINT_ROWS = 122_880;
 // How often, and how many times at most, the checkpoint before a rewrite in time order is tried between questions.
 const CHECKPOINT_AGAIN_MS = 50;
 const CHECKPOINT_TRIES = 20;
