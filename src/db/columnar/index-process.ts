@@ -201,7 +201,7 @@ let reorderDue = false;
 /**
  * The rows after unorderedAfter being put in time order, on the rewriter, after the catch-up that
  * appended them: questions do not wait for it, since the rows it rewrites are in the index
- * already, and neither do a few rows arriving meanwhile; the next catch-up of more than a batch does.
+ * already, and neither do a few rows arriving meanwhile; the next catch-up of a batch or more does.
  */
 let reordering: Promise<void> | undefined;
 /**
@@ -602,7 +602,7 @@ async function appendNewRows(): Promise<void> {
           toId = await source.largestId();
           send({ catchingUp: { fromId, atId: watermark, toId } });
         }
-        // A catch-up of more than a batch waits for a rewrite in time order, which it may have to
+        // A catch-up of a batch or more waits for a rewrite in time order, which it may have to
         // follow with its own; a few rows are appended beside it, so that questions need not wait.
         if (toId !== undefined) await reordering;
         if (!reorderDue && toId !== undefined && toId - fromId >= REORDER_FROM_ROWS) await leaveUnordered(fromId);
