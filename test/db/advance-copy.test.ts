@@ -178,3 +178,24 @@ test("an index closed while it takes an import's rows in takes them out as it op
     assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, imported.length);
   });
 });
+
+test('an import of 50,000 rows or more taken in as it ran is put in time order after its commit, unless its rows came in that order', async () => {
+  await withIndex(async ({ database, accountId, logged, questions, importing }) => {
+    const byTime = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.created_at).localeCompare(String(b.created_at));
+    // A history exported oldest first, then one in no order of time.
+    const oldestFirst = records(52_000, 6).sort(byTime);
+    await importing(oldestFirst, 8_000, untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 0$/));
+    await untilLogged(logged, /^columnar index: the rows after id 0 came in time order$/);
+    const unordered = records(52_000, 7);
+    await importing(unordered, 8_000, untilLogged(logged, /^columnar index: taking in an import's rows as it writes them, after id 52000$/));
+    await untilLogged(logged, /^columnar index: the rows after id 52000 put in time order in [\d.]+ s$/);
+    assert.ok(!logged.some((line) => line.startsWith('columnar index: the rows after id 0 put in time order')), logged.join('\n'));
+
+    const all = [...oldestFirst, ...unordered];
+    const times = all.map((record) => String(record.created_at)).sort();
+    const [from, to] = [times[20_000]!, times[60_000]!];
+    const window = parseFilters({ 'created_at.gte': from, 'created_at.lt': to }, conversionCatalogue, []);
+    const inWindow = all.filter((record) => String(record.created_at) >= from && String(record.created_at) < to).length;
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), window, 1)).total, inWindow);
+  });
+});

@@ -187,7 +187,7 @@ let watermark = 0;
  * are in the index above the watermark, where no question reads, until the import's mark shows
  * it committed. Nothing else is appended meanwhile: the watermark stays where they begin.
  */
-let advance: { reading: AdvanceCopyReading; firstId: number; upTo: number; rows: number } | undefined;
+let advance: { reading: AdvanceCopyReading; firstId: number; upTo: number; rows: number; orderedUpTo: number | undefined } | undefined;
 // Where a command-line import beside the embedded database copies its rows; none beside PostgreSQL.
 const advanceFolder = options.source.engine === 'sqlite' ? advanceCopyFolder(options.source.file) : undefined;
 /**
@@ -505,7 +505,7 @@ async function takeAdvanceCopy(): Promise<void> {
       continue;
     }
     await writer.run(`INSERT OR REPLACE INTO index_meta VALUES ('${ADVANCE_AFTER}', $1)`, [String(watermark)]);
-    advance = { reading, firstId: Number(rows[0]![0]), upTo: watermark, rows: 0 };
+    advance = { reading, firstId: Number(rows[0]![0]), upTo: watermark, rows: 0, orderedUpTo: Number.NEGATIVE_INFINITY };
     log(`columnar index: taking in an import's rows as it writes them, after id ${watermark}`);
     await appendAdvanceRows(rows);
     return;
@@ -520,6 +520,7 @@ async function appendAdvanceRows(rows?: unknown[][]): Promise<void> {
       await appendInOneTransaction(batch);
       copy.upTo = Number(batch.at(-1)![0]);
       copy.rows += batch.length;
+      copy.orderedUpTo = timeOrderAfter(batch, copy.orderedUpTo);
       uncheckpointedRows += batch.length;
       if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
     }
@@ -546,10 +547,12 @@ async function settleAdvance(): Promise<boolean> {
       watermark = mark.lastId;
       log(`columnar index: an import's ${copy.rows} rows committed, taken in as it ran`);
       if (copy.rows >= REORDER_FROM_ROWS) {
-        await leaveUnordered(fromId);
-        reordering = reorderByTime().finally(() => {
-          reordering = undefined;
-        });
+        // As after a large catch-up: rows that came in time order, with none waiting from before them, are in order as appended.
+        if (copy.orderedUpTo !== undefined && unorderedAfter === undefined) log(`columnar index: the rows after id ${fromId} came in time order`);
+        else {
+          await leaveUnordered(fromId);
+          startReorder();
+        }
       }
       return true;
     }
@@ -589,9 +592,8 @@ async function appendNewRows(): Promise<void> {
   // Known once the first batch is a full one, or as the index opened: the questions that wait meanwhile are told how far it is.
   let toId = announcedUpTo;
   announcedUpTo = undefined;
-  // Whether the rows appended so far came in time order, as an import of a history exported oldest first does.
-  let inTimeOrder = true;
-  let lastCreatedAt = Number.NEGATIVE_INFINITY;
+  // Where the rows appended so far came in time order (an import of a history exported oldest first), the last one's time.
+  let orderedUpTo: number | undefined = Number.NEGATIVE_INFINITY;
   try {
     await appendInBatches(
       watermark,
@@ -607,11 +609,7 @@ async function appendNewRows(): Promise<void> {
         if (toId !== undefined) await reordering;
         if (!reorderDue && toId !== undefined && toId - fromId >= REORDER_FROM_ROWS) await leaveUnordered(fromId);
         await appendInOneTransaction(rows);
-        for (const row of rows) {
-          const createdAt = Number(row[CREATED_AT_AT]);
-          inTimeOrder &&= createdAt >= lastCreatedAt;
-          lastCreatedAt = createdAt;
-        }
+        orderedUpTo = timeOrderAfter(rows, orderedUpTo);
         watermark = Number(rows.at(-1)![0]);
         appended += rows.length;
         if (toId !== undefined) send({ catchingUp: { fromId, atId: watermark, toId: Math.max(toId, watermark) } });
@@ -625,19 +623,32 @@ async function appendNewRows(): Promise<void> {
     // Not while the index closes: the rows stay recorded as waiting, and are put in order at the next opening.
     if (reorderDue && !closing) {
       // Rows that came in time order, with none waiting from before them, are in order as appended.
-      if (inTimeOrder && unorderedAfter === fromId) await recordInOrder();
-      else {
-        // Not waited for: the questions waiting for this catch-up need only the rows appended.
-        reordering = reorderByTime().finally(() => {
-          reordering = undefined;
-        });
-      }
+      if (orderedUpTo !== undefined && unorderedAfter === fromId) await recordInOrder();
+      else startReorder();
     }
   } finally {
     if (toId !== undefined) send({ catchingUp: null });
   }
   if (appended >= LOG_FROM_ROWS) log(`columnar index: caught up, ${appended} rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   if (uncheckpointedRows >= CHECKPOINT_ROWS && !reordering) await checkpoint();
+}
+
+/** The time of the last of `rows` where they come after `after` (a time, or undefined if already out of order) and each after the one before, in time order; else undefined. */
+function timeOrderAfter(rows: unknown[][], after: number | undefined): number | undefined {
+  let last = after;
+  for (const row of rows) {
+    const createdAt = Number(row[CREATED_AT_AT]);
+    if (last === undefined || createdAt < last) return undefined;
+    last = createdAt;
+  }
+  return last;
+}
+
+/** Starts putting the rows after unorderedAfter in time order, not waited for: the questions waiting for a catch-up need only the rows appended. */
+function startReorder(): void {
+  reordering = reorderByTime().finally(() => {
+    reordering = undefined;
+  });
 }
 
 /** The id after which rows wait to be put in time order, as the index's file records it. */
