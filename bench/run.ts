@@ -13,7 +13,7 @@
  *
  *   npm run bench -- [--conversions 1000000] [--assets 2000] [--duration 10] [--warmup 3]
  *                    [--connections 10] [--cold-questions 60] [--baseline <git ref>]
- *                    [--database postgres://user@host:5432/postgres]
+ *                    [--database postgres://user@host:5432/postgres] [--service-log FILE]
  *
  * Every timed warm run follows an untimed warm-up of the same family, so that the table shows the
  * steady state rather than the JIT compiler and cold page caches. The cold questions are the
@@ -25,6 +25,10 @@
  * code's in the table.
  *
  * With --database, a fresh database is created on that server for each code and dropped afterwards.
+ *
+ * With --service-log, the service logs at info (its index's catch-ups and rewrites among it) to
+ * FILE, and the baseline's to FILE.baseline: for finding why a figure moved, not for the figures,
+ * since it then logs every request too, which costs it time.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -112,6 +116,7 @@ const { values: args } = parseArgs({
     'cold-questions': { type: 'string', default: '60' },
     baseline: { type: 'string' },
     database: { type: 'string' },
+    'service-log': { type: 'string' },
   },
 });
 const wholeNumber = (name: string, value: string, min: number) => {
@@ -127,6 +132,7 @@ const options = {
   coldQuestions: wholeNumber('cold-questions', args['cold-questions'], 1),
   baseline: args.baseline,
   serverUrl: args.database,
+  serviceLog: args['service-log'] === undefined ? undefined : path.resolve(args['service-log']),
 };
 const engine = options.serverUrl ? 'postgres' : 'sqlite';
 const targets = TARGETS[engine];
@@ -242,7 +248,7 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
     ...Object.fromEntries(
       ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].map((variable) => [variable, '']),
     ),
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: options.serviceLog ? 'info' : 'warn',
   };
   const cli = (core: number, cliArgs: string[]) => runPinned(core, CLI, cliArgs, { cwd: codeDir, env });
   log(`${name}: ${codeDir}, data in ${dataDir}${databaseUrl ? ` and ${databaseUrl}` : ''}`);
@@ -257,6 +263,7 @@ async function startStack(name: string, codeDir: string, ndjson: string, workDir
     MAX_UPLOAD_BYTES: String(UPLOAD_BYTES),
   });
   cleanups.push(() => stop(service.child));
+  if (options.serviceLog) service.child.stdout!.pipe(fs.createWriteStream(name === 'current' ? options.serviceLog : `${options.serviceLog}.${name}`));
   log(`${name}: service ${service.baseUrl} (pid ${service.child.pid})${canPin ? ', pinned to core 0' : ''}, on an empty database`);
 
   const otherKey = (await cli(1, ['keys', 'create', '--account', 'other'])).trim().split('\n').at(-1)!;
@@ -729,7 +736,7 @@ async function main(): Promise<number> {
       `\nacds benchmark: ${engine}, ${options.conversions} conversions, ${options.assets} assets; ${options.connections} connections, ${options.durationSeconds} s per run after ${options.warmupSeconds} s of warm-up; ${options.coldQuestions} cold questions per family`,
     );
     console.log(
-      `commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${baseline ? `, baseline ${baseline.commit.startsWith(options.baseline!) ? baseline.commit.slice(0, 7) : `${options.baseline} = ${baseline.commit.slice(0, 7)}`}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`,
+      `commit ${commit || '?'}${dirty ? ' (src/ with uncommitted changes)' : ''}${options.serviceLog ? ` (the service logging every request to ${options.serviceLog}: slower)` : ''}${baseline ? `, baseline ${baseline.commit.startsWith(options.baseline!) ? baseline.commit.slice(0, 7) : `${options.baseline} = ${baseline.commit.slice(0, 7)}`}` : ''}, Node ${process.version}, ${os.cpus().length} x ${cpu}; ${canPin ? 'server on core 0, autocannon, the cold client and the import on core 1' : 'NOT pinned (no taskset or one core)'}\n`,
     );
     console.log(warmTable(rows, baselineName));
     console.log('');
