@@ -14,8 +14,8 @@ import type { ConversionSourceAddress } from '../adapter.js';
  * The file: a first line of JSON naming the import ({@link AdvanceCopyHeader}), then two lines a
  * row: a JSON array of its id, account and row columns, then its document as stored (JSON text,
  * one line). Only SQLite has one: there, the import holds the only writer from its first row to
- * its commit, so its ids follow each other and nothing else commits meanwhile; and the service
- * shares its data folder.
+ * its commit, so no other rows take ids among its own, and nothing else commits meanwhile; and
+ * the service shares its data folder.
  */
 export interface AdvanceCopyHeader {
   token: string;

@@ -515,16 +515,24 @@ async function takeAdvanceCopy(): Promise<void> {
 /** Appends the advance copy's rows written since the last read (and `rows`, read already), where no question reads them yet. */
 async function appendAdvanceRows(rows?: unknown[][]): Promise<void> {
   const copy = advance!;
-  for (let batch = rows ?? readAdvanceRows(copy.reading, BATCH_ROWS); ; batch = readAdvanceRows(copy.reading, BATCH_ROWS)) {
-    if (batch.length > 0) {
-      await appendInOneTransaction(batch);
-      copy.upTo = Number(batch.at(-1)![0]);
-      copy.rows += batch.length;
-      copy.orderedUpTo = timeOrderAfter(batch, copy.orderedUpTo);
-      uncheckpointedRows += batch.length;
-      if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
+  try {
+    for (let batch = rows ?? readAdvanceRows(copy.reading, BATCH_ROWS); ; batch = readAdvanceRows(copy.reading, BATCH_ROWS)) {
+      if (batch.length > 0) {
+        await appendInOneTransaction(batch);
+        copy.upTo = Number(batch.at(-1)![0]);
+        copy.rows += batch.length;
+        copy.orderedUpTo = timeOrderAfter(batch, copy.orderedUpTo);
+        uncheckpointedRows += batch.length;
+        if (uncheckpointedRows >= CHECKPOINT_ROWS) await checkpoint();
+      }
+      if (batch.length < BATCH_ROWS || closing) return;
     }
-    if (batch.length < BATCH_ROWS || closing) return;
+  } catch (error) {
+    // A batch read and not appended is not read again: the copy's rows taken in so far are taken
+    // out, so that none is missed, and the copy is taken in again from its start or its rows
+    // caught up after the commit.
+    await dropUncommittedImport('of an import whose copy could not be taken in');
+    throw error;
   }
 }
 
@@ -568,8 +576,11 @@ async function endAdvance(): Promise<void> {
   await writer.run(`DELETE FROM index_meta WHERE key = '${ADVANCE_AFTER}'`);
 }
 
-/** Deletes the rows an import had written before a commit that did not come (or that the index did not see, closed meanwhile). */
-async function dropUncommittedImport(): Promise<void> {
+/**
+ * Deletes the rows an import had written before a commit that did not come (or that the index did
+ * not see, closed meanwhile), or (`whose` says which) taken in from a copy the index failed to read.
+ */
+async function dropUncommittedImport(whose = 'of an import that did not commit'): Promise<void> {
   const recorded = (await writer.runAndReadAll(`SELECT value FROM index_meta WHERE key = '${ADVANCE_AFTER}'`)).getRows()[0]?.[0];
   if (recorded === undefined) return;
   await writer.run('BEGIN TRANSACTION');
@@ -581,7 +592,7 @@ async function dropUncommittedImport(): Promise<void> {
     throw error;
   }
   await endAdvance();
-  log(`columnar index: the rows after id ${recorded} of an import that did not commit taken out again`);
+  log(`columnar index: the rows after id ${recorded} ${whose} taken out again`);
 }
 
 async function appendNewRows(): Promise<void> {
