@@ -153,8 +153,15 @@ export class ConversionRepository {
     return rows.map((row) => names.map((name) => (row as Record<string, unknown>)[name]));
   }
 
-  /** Marks, in the import's transaction, that the rows from `firstId` to `lastId` are its advance copy's, `token`. */
+  /**
+   * Marks, in the import's transaction, that the rows from `firstId` to `lastId` are its advance
+   * copy's, `token`, in place of the marks of the imports before it. A mark is read once, by the
+   * index that took the copy in, right after the commit; imports take turns, so one before this
+   * has been read already, or its index drops the rows it took in and catches them up from the
+   * database instead.
+   */
   async markImport(token: string, firstId: number, lastId: number): Promise<void> {
+    await this.db.deleteFrom('conversion_imports').execute();
     await this.db.insertInto('conversion_imports').values({ token, first_id: firstId, last_id: lastId }).execute();
   }
 

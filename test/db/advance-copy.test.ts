@@ -174,6 +174,23 @@ test('rows of an import that does not commit are taken out again, and the rows w
   });
 });
 
+test("an import's mark takes the place of the one before it", async () => {
+  await withIndex(async ({ database, accountId, logged, questions, importing }) => {
+    for (const [seed, after] of [
+      [7, 0],
+      [8, 8_000],
+    ]) {
+      const imported = records(8_000, seed!);
+      const takenIn = untilLogged(logged, new RegExp(`^columnar index: taking in an import's rows as it writes them, after id ${after}$`));
+      assert.equal((await importing(imported, 6_000, takenIn)).inserted, imported.length);
+    }
+    assert.equal((await questions().page(await conversionsAsOf(database, accountId), [], 1)).total, 16_000);
+    assert.equal(logged.filter((line) => line === "columnar index: an import's 8000 rows committed, taken in as it ran").length, 2, logged.join('\n'));
+    const marks = await database.db.selectFrom('conversion_imports').select(['first_id', 'last_id']).execute();
+    assert.deepEqual(marks, [{ first_id: 8_001, last_id: 16_000 }]);
+  });
+});
+
 test("an import's copy that the index fails to take in is taken out again, and the import counted exactly once it commits", async () => {
   await withIndex(async ({ database, accountId, logged, questions, importing }) => {
     const imported = records(12_000, 6);

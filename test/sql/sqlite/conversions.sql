@@ -56,7 +56,10 @@ where "id" > ?
 order by "id"
 limit ?;
 
--- ConversionRepository.markImport("3b7c0e5e-1f5a-4b61-9d55-0c2a43d0a1b2", 101, 5100), an import's transaction marks the rows it copied
+-- ConversionRepository.markImport("3b7c0e5e-1f5a-4b61-9d55-0c2a43d0a1b2", 101, 5100), an import's transaction marks the rows it copied [1 of 2]
+delete from "conversion_imports";
+
+-- ConversionRepository.markImport("3b7c0e5e-1f5a-4b61-9d55-0c2a43d0a1b2", 101, 5100), an import's transaction marks the rows it copied [2 of 2]
 insert into "conversion_imports" ("token", "first_id", "last_id")
 values (?, ?, ?);
 
