@@ -644,7 +644,10 @@ async function appendNewRows(): Promise<void> {
   if (uncheckpointedRows >= CHECKPOINT_ROWS && !reordering) await checkpoint();
 }
 
-/** The time of the last of `rows` where they come after `after` (a time, or undefined if already out of order) and each after the one before, in time order; else undefined. */
+/**
+ * The time of the last of `rows` if they come in time order after `after` (the time of the row
+ * before them, or undefined if the rows before were out of order already); else undefined.
+ */
 function timeOrderAfter(rows: unknown[][], after: number | undefined): number | undefined {
   let last = after;
   for (const row of rows) {
