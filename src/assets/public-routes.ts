@@ -3,9 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
 import { PUBLIC_CORS } from '../http/cors.js';
 import { registerRateLimit, type RateLimitOptions } from '../http/rate-limit.js';
-import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
-import { bytesOf } from './routes.js';
+import { sendAssetBytes } from './routes.js';
 import type { AssetService } from './service.js';
 
 /** Where public delivery is mounted: an asset's public URL is /public/{handle}/{publicId}. */
@@ -43,8 +42,11 @@ export async function publicAssetRoutes(app: FastifyInstance, { assets, blobs, r
   await registerRateLimit(app, { ...rateLimit, headersOnEveryAnswer: false });
   app.get<PublicPath>('/:handle/:publicId', { schema: { hide: true } }, async (request, reply) => {
     const { handle, publicId } = request.params;
-    const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
-    if (!row) throw notFound(NO_SUCH_PUBLIC_ASSET);
-    return sendBytes(request, reply, blobs, bytesOf(row), PUBLIC_CACHE);
+    const find = async () => {
+      const row = HANDLE.test(handle) && PUBLIC_ID.test(publicId) ? await assets.forPublicDelivery(handle, publicId) : undefined;
+      if (!row) throw notFound(NO_SUCH_PUBLIC_ASSET);
+      return row;
+    };
+    return sendAssetBytes(request, reply, blobs, find, PUBLIC_CACHE);
   });
 }

@@ -48,7 +48,10 @@ export class AssetRepository {
     return id;
   }
 
-  /** Updates the asset `current` if its bytes are still the same; says whether it did. */
+  /**
+   * Updates the asset `current` if it is still as read: the same bytes, and the same entry, which
+   * holds every other column. Says whether it did.
+   */
   async update(current: AssetRow, changes: Omit<AssetChanges, 'entry_json'>): Promise<boolean> {
     // Kysely leaves a column whose new value is undefined as it is; so must the stored entry.
     const changed = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
@@ -58,12 +61,14 @@ export class AssetRepository {
       .where('account_id', '=', current.account_id)
       .where('id', '=', current.id)
       .where('blob_key', current.blob_key === null ? 'is' : '=', current.blob_key)
+      .where('entry_json', '=', current.entry_json)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async delete(accountId: number, id: number): Promise<void> {
-    await this.db.deleteFrom('assets').where('account_id', '=', accountId).where('id', '=', id).execute();
+  /** Deletes the asset; gives the key of the bytes it had as it was deleted (null for a remote asset), or undefined when there was none. */
+  async delete(accountId: number, id: number): Promise<{ blob_key: string | null } | undefined> {
+    return this.db.deleteFrom('assets').where('account_id', '=', accountId).where('id', '=', id).returning('blob_key').executeTakeFirst();
   }
 
   /** A folder exists while it, or a folder below it, holds an asset of the account. */

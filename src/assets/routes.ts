@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
 import { ErrorMessage, ListEnvelope, sendListPage, NotModified, listQueryDocs, documentationOnly } from '../http/list-schema.js';
@@ -7,6 +8,7 @@ import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { readAssetForm, type FormLimits } from './form.js';
 import { assetCatalogue, AssetEntry, AssetFormFields, FORM_FIELDS } from './schema.js';
+import type { AssetRow } from './repository.js';
 import type { AssetService } from './service.js';
 
 export interface AssetRouteOptions {
@@ -107,10 +109,8 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
       compress: false,
     },
     async (request, reply) => {
-      const row = await assets.forDownload(request.accountId, parseId(request.params.id, false));
-      // As checkUrl stores it; urls stored before it did may hold characters a header cannot.
-      if (!row.blob_key) return reply.redirect(new URL(row.url!).href, 302);
-      return sendBytes(request, reply, blobs, bytesOf(row), 'private, no-cache');
+      const id = parseId(request.params.id, false);
+      return sendAssetBytes(request, reply, blobs, () => assets.forDownload(request.accountId, id), 'private, no-cache');
     },
   );
 
@@ -156,7 +156,25 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
   );
 };
 
-export function bytesOf(row: { blob_key: string | null; size: number | null; content_type: string | null; etag: string | null; updated_at: number }) {
+/**
+ * Serves the bytes of the asset `find` finds (it throws 404s), or redirects to a remote asset's
+ * url. Bytes replaced or deleted between the lookup and their read are gone from the store: the
+ * asset is looked up again, and serves its new bytes or is not found. Bytes missing under a key
+ * that the asset still names are an error.
+ */
+export async function sendAssetBytes(request: FastifyRequest, reply: FastifyReply, blobs: BlobStore, find: () => Promise<AssetRow>, cacheControl: string) {
+  for (let missing: string | undefined; ; ) {
+    const row = await find();
+    // As checkUrl stores it; urls stored before it did may hold characters a header cannot.
+    if (!row.blob_key) return reply.redirect(new URL(row.url!).href, 302);
+    if (row.blob_key === missing) throw new Error(`asset ${row.id}: the blob store has no bytes under ${missing}`);
+    const sent = await sendBytes(request, reply, blobs, bytesOf(row), cacheControl);
+    if (sent) return sent;
+    missing = row.blob_key;
+  }
+}
+
+function bytesOf(row: { blob_key: string | null; size: number | null; content_type: string | null; etag: string | null; updated_at: number }) {
   return {
     blobKey: row.blob_key!,
     size: row.size ?? 0,

@@ -173,61 +173,75 @@ export class AssetService {
       const { fields } = form;
       checkFields(fields, 'update');
       if (fields.size === 0 && !form.file) throw badRequest('the form is empty: send the fields to change');
-      const row = await this.assets.find(accountId, id);
-      if (!row) throw badRequest(`there is no asset with id ${id}`);
       const count = fields.size + (form.file ? 1 : 0);
       if (fields.has('name') && count > 1) throw badRequest('a rename sends only name; send other changes in another request');
       if (fields.has('folder') && count > 1) throw badRequest('a move sends only folder; send other changes in another request');
       const sources = ['content', 'url'].filter((name) => fields.has(name)).length + (form.file ? 1 : 0);
       if (sources > 1) throw badRequest('give at most one of content, file or url');
+      if (fields.has('content')) staged = await this.stage(accountId, Readable.from([Buffer.from(fields.get('content')!, 'utf8')]));
 
-      let changes: AssetChanges;
-      const clash = { name: row.name, folder: row.folder };
-      if (fields.has('name')) {
-        clash.name = checkName(fields.get('name')!);
-        changes = { name: clash.name };
-      } else if (fields.has('folder')) {
-        clash.folder = checkFolder(fields.get('folder')!);
-        if (!(await this.assets.folderExists(accountId, clash.folder))) {
-          throw badRequest(`folder "${clash.folder}" does not exist; a folder exists while it or a folder below it holds an asset`);
-        }
-        changes = { folder: clash.folder };
-      } else {
-        if (fields.has('content')) staged = await this.stage(accountId, Readable.from([Buffer.from(fields.get('content')!, 'utf8')]));
-        const url = fields.has('url') ? checkUrl(fields.get('url')!) : undefined;
-        const bytesChange = staged !== undefined || url !== undefined;
-        const detected = bytesChange ? await detect(row.name, staged, fields.has('content')) : undefined;
-        changes = bytesChange
-          ? { ...describe(fields, detected!, staged, { async: row.async === 1, defer: row.defer === 1 }), url: url ?? null }
-          : describeAttributes(fields, row);
+      // The changes are made of the row as read, and written only if it is still so: an update
+      // that another one overtook is made again of the row that one left, so that both are kept.
+      for (let attempt = 1; ; attempt++) {
+        const row = await this.assets.find(accountId, id);
+        if (!row) throw badRequest(`there is no asset with id ${id}`);
+        const { changes, clash } = await this.changesTo(row, fields, staged);
+        const replacedKey = changes.blob_key !== undefined ? row.blob_key : undefined;
+        const updated = await this.commit(
+          accountId,
+          async (repository) => {
+            if (!(await repository.update(row, { ...changes, updated_at: nowSeconds() }))) throw new AssetChanged();
+            if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
+          },
+          clash,
+          staged?.key,
+        ).then(
+          () => true,
+          (error) => {
+            if (error instanceof AssetChanged && attempt < MAX_UPDATE_ATTEMPTS) return false;
+            throw error instanceof AssetChanged ? badRequest('the asset kept changing while this update was being made; send it again') : error;
+          },
+        );
+        if (!updated) continue;
+        staged = undefined;
+        if (replacedKey) await this.discard(replacedKey);
+        return;
       }
-      const replacedKey = changes.blob_key !== undefined ? row.blob_key : undefined;
-      await this.commit(
-        accountId,
-        async (repository) => {
-          // Compare-and-set on the bytes: a concurrent replacement must not orphan either blob.
-          const updated = await repository.update(row, { ...changes, updated_at: nowSeconds() });
-          if (!updated) throw badRequest('the asset changed while this update was being made; send it again');
-          if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
-        },
-        clash,
-        staged?.key,
-      );
-      staged = undefined;
-      if (replacedKey) await this.discard(replacedKey);
     } finally {
       if (staged) await this.discard(staged.key);
     }
   }
 
+  /** What an update's fields change of `row` (bytes already staged), and the name and folder it would take. */
+  private async changesTo(row: AssetRow, fields: Map<string, string>, staged: StagedBlob | undefined) {
+    const clash = { name: row.name, folder: row.folder };
+    if (fields.has('name')) {
+      clash.name = checkName(fields.get('name')!);
+      return { changes: { name: clash.name } as AssetChanges, clash };
+    }
+    if (fields.has('folder')) {
+      clash.folder = checkFolder(fields.get('folder')!);
+      if (!(await this.assets.folderExists(row.account_id, clash.folder))) {
+        throw badRequest(`folder "${clash.folder}" does not exist; a folder exists while it or a folder below it holds an asset`);
+      }
+      return { changes: { folder: clash.folder } as AssetChanges, clash };
+    }
+    const url = fields.has('url') ? checkUrl(fields.get('url')!) : undefined;
+    if (staged === undefined && url === undefined) return { changes: describeAttributes(fields, row), clash };
+    const detected = await detect(row.name, staged, fields.has('content'));
+    return { changes: { ...describe(fields, detected, staged, { async: row.async === 1, defer: row.defer === 1 }), url: url ?? null } as AssetChanges, clash };
+  }
+
   async remove(accountId: number, id: number): Promise<void> {
-    const row = await this.assets.find(accountId, id);
-    if (!row) throw badRequest(`there is no asset with id ${id}`);
-    await this.commit(accountId, async (repository) => {
-      await repository.delete(accountId, id);
-      if (row.blob_key) await repository.journalBlob(row.blob_key, nowSeconds());
+    // The bytes to remove are those the row had as it was deleted, not as an earlier read saw them:
+    // a replacement committed in between must not leave its bytes behind.
+    const removedKey = await this.commit(accountId, async (repository) => {
+      const removed = await repository.delete(accountId, id);
+      if (!removed) throw badRequest(`there is no asset with id ${id}`);
+      if (removed.blob_key) await repository.journalBlob(removed.blob_key, nowSeconds());
+      return removed.blob_key;
     });
-    if (row.blob_key) await this.discard(row.blob_key);
+    if (removedKey) await this.discard(removedKey);
   }
 
   /**
@@ -302,6 +316,11 @@ export class AssetService {
 }
 
 const MAX_CACHED_HANDLES = 10_000;
+// Enough for an update overtaken by a few others at once; one overtaken again and again is refused.
+const MAX_UPDATE_ATTEMPTS = 5;
+
+/** Thrown in an update's transaction when the row is no longer as the update read it. */
+class AssetChanged extends Error {}
 
 function throwRequired(field: string): never {
   throw badRequest(`${field} is required`);

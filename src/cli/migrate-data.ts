@@ -201,9 +201,11 @@ async function transferBlob(row: Row, source: BlobStore, destination: BlobStore,
   if (stat.size !== expected) throw new MigrateDataError(`${what}: the source holds ${stat.size} bytes but the row says ${expected}`);
   if (inPlace) return expected;
 
+  const bytes = await source.read(key);
+  if (!bytes) throw new MigrateDataError(`${what}: the bytes are missing from the source store`);
   const measure = new MeasuringStream(0);
   // pipeline() passes a read failure on to the put, which then fails instead of waiting.
-  const measured = pipeline(await source.read(key), measure, () => {});
+  const measured = pipeline(bytes, measure, () => {});
   await destination.put(key, measured);
   if (measure.size !== expected) throw new MigrateDataError(`${what}: ${measure.size} bytes were read but the row says ${expected}`);
   const etag = measure.digest().slice(0, 32);

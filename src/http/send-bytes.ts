@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import rangeParser from 'range-parser';
 import { needsSandbox } from '../assets/rules.js';
 import type { BlobStore } from '../storage/blob-store.js';
-import { ifNoneMatchHits } from './conditional.js';
+import { ifNoneMatchHits, parseHttpDate } from './conditional.js';
 
 export interface StoredBytes {
   blobKey: string;
@@ -17,9 +17,16 @@ export interface StoredBytes {
 /**
  * Serves stored bytes the way browsers and caches expect: validators, conditional 304s, one
  * byte range (206, or 416 when it lies outside), `nosniff`, and a sandbox for types that could
- * run script when opened directly.
+ * run script when opened directly. Sends nothing and resolves to undefined when the store has no
+ * bytes under the key: replaced or deleted since the row naming them was read.
  */
-export async function sendBytes(request: FastifyRequest, reply: FastifyReply, blobs: BlobStore, bytes: StoredBytes, cacheControl: string) {
+export async function sendBytes(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  blobs: BlobStore,
+  bytes: StoredBytes,
+  cacheControl: string,
+): Promise<FastifyReply | undefined> {
   const etag = `"${bytes.etag}"`;
   const lastModified = new Date(Math.floor(bytes.modifiedAt.getTime() / 1000) * 1000);
   reply
@@ -48,14 +55,16 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
   // Fastify's HEAD routes keep the Content-Length set above only when the payload is a stream.
   if (request.method === 'HEAD') return reply.send(Readable.from([]));
   if (bytes.size === 0) return reply.send();
-  return reply.send(await blobs.read(bytes.blobKey, range ?? undefined));
+  const stream = await blobs.read(bytes.blobKey, range ?? undefined);
+  return stream && reply.send(stream);
 }
 
 function notModified(request: FastifyRequest, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = request.headers['if-none-match'];
   if (ifNoneMatch !== undefined) return ifNoneMatchHits(ifNoneMatch, etag);
   const since = request.headers['if-modified-since'];
-  return since !== undefined && !Number.isNaN(Date.parse(since)) && lastModified.getTime() <= Date.parse(since);
+  const sinceTime = since === undefined ? undefined : parseHttpDate(since);
+  return sinceTime !== undefined && lastModified.getTime() <= sinceTime;
 }
 
 /** The one range asked for, undefined to send everything (no, malformed or several ranges). */

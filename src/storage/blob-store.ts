@@ -13,8 +13,11 @@ export interface ByteRange {
 export interface BlobStore {
   /** Stores the stream under `key`; resolves once the bytes are durable. */
   put(key: string, source: Readable): Promise<void>;
-  /** The bytes under `key`, or only `range` of them. */
-  read(key: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * The bytes under `key`, or only `range` of them; undefined when there are none (removed since
+   * the row naming them was read).
+   */
+  read(key: string, range?: ByteRange): Promise<Readable | undefined>;
   /** The size of the bytes under `key`, or undefined when there are none. */
   stat(key: string): Promise<{ size: number } | undefined>;
   /** Removes `key`; removing a key that is not there is not an error. */

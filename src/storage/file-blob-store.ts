@@ -43,9 +43,16 @@ export class FileBlobStore implements BlobStore {
     }
   }
 
-  async read(key: string, range?: ByteRange): Promise<Readable> {
+  async read(key: string, range?: ByteRange): Promise<Readable | undefined> {
     const file = safeBlobPath(this.blobsDir, key);
-    const handle = await fsp.open(file, 'r');
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    // Open, the file reads to its end even when it is removed meanwhile.
     return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 

@@ -47,11 +47,16 @@ export class S3BlobStore implements BlobStore {
     await upload.done();
   }
 
-  async read(key: string, range?: ByteRange): Promise<Readable> {
-    const response = await this.client.send(
-      new GetObjectCommand({ Bucket: this.bucket, Key: checkBlobKey(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
-    );
-    return response.Body as Readable;
+  async read(key: string, range?: ByteRange): Promise<Readable | undefined> {
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: checkBlobKey(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      return response.Body as Readable;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
   }
 
   async stat(key: string): Promise<{ size: number } | undefined> {

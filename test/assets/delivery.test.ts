@@ -188,6 +188,8 @@ describeEachEngine('asset delivery', (engine) => {
       headers: (_etag, lastModified) => ({ 'if-modified-since': new Date(Date.parse(lastModified) - 3_600_000).toUTCString() }),
       status: 200,
     },
+    // RFC 9110 §13.1.3: an If-Modified-Since that is no HTTP-date is ignored.
+    { why: 'If-Modified-Since that is no HTTP-date', headers: () => ({ 'if-modified-since': 'garbage 2099' }), status: 200 },
     {
       why: 'a non-matching If-None-Match, which overrides a matching If-Modified-Since',
       headers: (_etag, lastModified) => ({ 'if-none-match': '"other"', 'if-modified-since': lastModified }),
@@ -453,6 +455,41 @@ describeEachEngine('asset delivery', (engine) => {
     }
     assert.deepEqual(wrong, []);
   });
+
+  // --- bytes replaced or deleted while a download looks them up -----------------------------
+
+  /** Runs `meanwhile` once, as the next read of the blob store begins: after the download has read its row. */
+  function beforeNextRead(meanwhile: () => Promise<void>): void {
+    const read = ctx.blobs.read;
+    ctx.blobs.read = async (key, range) => {
+      ctx.blobs.read = read;
+      await meanwhile();
+      return read.call(ctx.blobs, key, range);
+    };
+  }
+
+  for (const route of ['content', 'public'] as const) {
+    const pathOf = async (id: number) => (route === 'content' ? `/api/v1/assets/${id}/content` : await owner.publicPath(id));
+    const download = (path: string) => ctx.app.inject({ url: path, headers: { 'x-api-key': owner.key } });
+
+    test(`${route}: bytes replaced between the lookup and the read are served as they are now`, async () => {
+      const id = await owner.create({ name: `replaced-${route}.txt`, content: 'before' });
+      const path = await pathOf(id);
+      beforeNextRead(() => owner.update(id, { content: 'after the replacement' }));
+      const response = await download(path);
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(response.body, 'after the replacement');
+      assert.equal(response.headers['content-length'], String('after the replacement'.length));
+      assert.equal(response.headers.etag, (await download(path)).headers.etag, 'the validators are the new bytes');
+    });
+
+    test(`${route}: an asset deleted between the lookup and the read is not found`, async () => {
+      const id = await owner.create({ name: `deleted-${route}.txt`, content: 'soon gone' });
+      const path = await pathOf(id);
+      beforeNextRead(() => owner.remove(id));
+      assertNotFoundMessage(await download(path));
+    });
+  }
 });
 
 describeEachEngine('public delivery and the rate limits', (engine) => {
