@@ -111,19 +111,22 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<{ conversions: Conversi
     async (request, reply) => {
       const { format, chunks } = conversions.export(asOf(request), request.query, request.headers.accept);
       const date = new Date().toISOString().slice(0, 10);
-      reply
-        .type(EXPORT_CONTENT_TYPES[format])
-        .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
-        .header('cache-control', 'private, no-store')
-        .header('vary', 'accept');
+      const asDownload = () =>
+        reply
+          .type(EXPORT_CONTENT_TYPES[format])
+          .header('content-disposition', `attachment; filename="conversions-${date}.${format}"`)
+          .header('cache-control', 'private, no-store')
+          .header('vary', 'accept');
       // Node throws a HEAD's body away without ever making its writer wait: read, it would be
       // every row at full speed, for nothing.
       // Through compress all the same, for the GET's Content-Encoding and Vary.
-      if (request.method === 'HEAD') return reply.compress(Readable.from([]));
+      if (request.method === 'HEAD') return asDownload().compress(Readable.from([]));
       // Its first chunk is awaited before the answer begins: a failure to start (the index too
-      // slow to answer) is an error answer, not a download broken at its first byte.
+      // slow to answer) is an error answer, not a download broken at its first byte, and one
+      // without the download's headers, which would have a browser save the message as the file.
       const reading = chunks();
       const first = await reading.next();
+      asDownload();
       // Compressed when Accept-Encoding allows gzip (which adds accept-encoding to Vary). A
       // failure part way ends the response early: the client sees a broken download. A byte
       // stream, not one of objects: those buffer 16 batches ahead of a reader, bytes one.

@@ -358,6 +358,8 @@ describeEachEngine('the columnar index process', (engine) => {
 
       const exported = await get('/api/v1/conversions/export');
       assert.equal(exported.statusCode, 503, 'an export that cannot start is an error answer, not a broken download');
+      assert.equal(exported.headers['content-disposition'], undefined, 'which a browser shows rather than saves as the file');
+      assert.equal(typeof exported.json(), 'string');
       const refusals = [exported];
       const readinessMeanwhile: { ready: any; rowsBehind: number }[] = [];
       const givenUpAt = Date.now() + 120_000;
