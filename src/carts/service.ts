@@ -170,7 +170,7 @@ export class CartService {
    */
   private store(accountId: number, cart: ReceiverName, tokenHash: string, notification: CartNotification, receivedAt: number): Promise<StoreResult> {
     const { status, problem, row } = this.outcomeOf(notification);
-    const event: NewCartEvent = {
+    const event = withoutNul({
       account_id: accountId,
       received_at: receivedAt,
       occurred_at: notification.occurredAt ?? null,
@@ -185,7 +185,7 @@ export class CartService {
       problem,
       conversion_id: null,
       payload: notification.payload,
-    };
+    });
     return new Promise((resolve, reject) => {
       this.waiting.push({ event, row, tokenHash, resolve, reject });
       void this.writeWaiting();
@@ -289,6 +289,17 @@ function longIdentity({ eventKey, receipt }: CartNotification): string | undefin
     if (value && Buffer.byteLength(value) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
   }
   return undefined;
+}
+
+/**
+ * The event with each NUL character (U+0000) of its text replaced by U+FFFD: PostgreSQL's text
+ * cannot hold it, and a genuine notification is kept, not refused, so that its cart does not send
+ * it again and again. Its conversion is not made of it: the import's checks refuse the NUL there,
+ * and the event's problem says so.
+ */
+function withoutNul(event: NewCartEvent): NewCartEvent {
+  const replaced = (value: unknown) => (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value);
+  return Object.fromEntries(Object.entries(event).map(([name, value]) => [name, replaced(value)])) as NewCartEvent;
 }
 
 // The entry's fields with their types; the unions of literals are plain text here (TypeBox's Static of a mapped union is never).

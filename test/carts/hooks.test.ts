@@ -241,6 +241,17 @@ describeEachEngine('cart notifications', (engine) => {
     assert.equal((await api('/api/v1/conversions?receipt=BADAMOUNT-1')).totalEntries, 0);
   });
 
+  test('a NUL character, which PostgreSQL text cannot hold, is kept as U+FFFD in the event, whose purchase fails the import checks', async () => {
+    const response = await postGeneric(genericEvent('nul\u0000event', 'NUL-\u00001', { first_name: 'A\u0000B', 'odd\u0000field': 'x' }));
+    assert.equal(response.statusCode, 200, response.body);
+    const [event] = await eventsOf(`receipt=${encodeURIComponent('NUL-\uFFFD1')}`);
+    assert.equal(event.status, 'failed');
+    assert.match(event.problem, /NUL/);
+    assert.equal(event.receipt, 'NUL-\uFFFD1');
+    for (const [name, value] of Object.entries(event)) assert.ok(!String(value).includes('\u0000'), `${name} holds no NUL`);
+    assert.equal((await api(`/api/v1/conversions?receipt=${encodeURIComponent('NUL-\uFFFD1')}`)).totalEntries, 0);
+  });
+
   test('an event id or a receipt longer than 2,048 bytes is a 400 that names it, and nothing is kept', async () => {
     for (const [event, named] of [
       [genericEvent('long-receipt', `LONG-${'r'.repeat(2044)}`), /receipt is longer than 2048 bytes/],

@@ -697,7 +697,13 @@ for (const receiver of [konnektive, stickyio]) {
       reasonOf(receiver.read(get(url), null), 'invalid'),
       'event is missing: add a static field event=sale (or upsell, rebill, refund, chargeback, cancel) to the postback',
     );
-    assert.equal(reasonOf(receiver.read(post('{"event": '), null), 'invalid'), 'the body starts with { but is not one JSON object: send a form, or valid JSON');
+    const notJson = 'the body starts with { but is not one JSON object nested at most 32 deep: send a form, or valid JSON';
+    assert.equal(reasonOf(receiver.read(post('{"event": '), null), 'invalid'), notJson);
+    // Written back as text by recursion, thousands of levels would exhaust the stack: a 500.
+    const deep = `{"event":"refund","order_id":"D1","x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    assert.equal(reasonOf(receiver.read(post(deep), null), 'invalid'), notJson);
+    const deepList = receiver.read(post(`event=sale&order_id=D2&total=1&tracking_codes=${'['.repeat(5000)}${']'.repeat(5000)}`), null);
+    assert.equal(deepList.kind, 'notification', 'a deep list in a form field is read as text, without recursion');
   });
 
   const words: [string, string][] = [

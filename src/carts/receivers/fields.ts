@@ -59,7 +59,8 @@ export function requestFields(request: CartRequest): { fields: Fields } | { prob
   const body = request.rawBody.toString('utf8');
   if (body.trimStart().startsWith('{')) {
     const json = parseJsonObject(body);
-    if (json === undefined) return { problem: 'the body starts with { but is not one JSON object: send a form, or valid JSON' };
+    if (json === undefined)
+      return { problem: `the body starts with { but is not one JSON object nested at most ${MAX_JSON_DEPTH} deep: send a form, or valid JSON` };
     for (const [name, value] of Object.entries(json)) {
       const text = jsonText(value);
       if (text !== undefined) fields.set(name, text);
@@ -76,14 +77,35 @@ function jsonText(value: unknown): string | undefined {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-/** Parses text that must be one JSON object; undefined when it is not. */
+/** Parses text that must be one JSON object, nested at most MAX_JSON_DEPTH deep; undefined when it is not. */
 export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const value = parseJson(text);
+  return isObject(value) ? value : undefined;
+}
+
+/**
+ * How deep JSON in a notification may nest: carts send flat fields, a product list at most.
+ * Deeper values would be written back as text by recursion, which thousands of levels exhaust.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** JSON text's value, or undefined when the text is not JSON or nests deeper than MAX_JSON_DEPTH. */
+function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  // Level by level, without recursion.
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > MAX_JSON_DEPTH) return undefined;
+    const below: unknown[] = [];
+    for (const item of level) if (typeof item === 'object' && item !== null) for (const inner of Object.values(item)) below.push(inner);
+    level = below;
+  }
+  return value;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -448,12 +470,8 @@ function listOf(fields: Fields, field: MappedField, names: readonly string[], ki
 
 function parseJsonList(text: string): unknown[] | undefined {
   if (!text.trimStart().startsWith('[')) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = parseJson(text);
+  return Array.isArray(value) ? value : undefined;
 }
 
 /** The record without the fields a notification did not carry: undefined, null, empty text and empty lists. */
