@@ -352,11 +352,17 @@ test("Digistore24's sha_sign: DS-1 to DS-4 give the published signatures, with a
   }
 });
 
-test('Digistore24: HTML entities are decoded as PHP decodes them, named and numeric', () => {
-  assert.equal(
-    decodeHtmlEntities('Tom &amp; Jerry &lt;3 &gt; &quot;x&quot; &#39;y&apos; a&nbsp;b &#8364; &#x20AC; &copy; &#0;'),
-    'Tom & Jerry <3 > "x" \'y\' a\u00a0b € € &copy; &#0;',
-  );
+test("Digistore24: HTML entities are decoded as PHP's html_entity_decode decodes them, by HTML 4.01's table", () => {
+  const cases: [text: string, decoded: string][] = [
+    ['Tom &amp; Jerry &lt;3 &gt; &quot;x&quot; &#39;y&#x27;', 'Tom & Jerry <3 > "x" \'y\''],
+    ['a&nbsp;b &#8364; &#x20AC; &euro;', 'a\u00a0b € € €'],
+    ['&Ouml;sterreich, M&uuml;nchen, &szlig;, &eacute;t&eacute;', 'Österreich, München, ß, été'],
+    ['&copy; &reg; &trade; &frac12; &sup2; &Omega; &hearts;', '© ® ™ ½ ² Ω ♥'],
+    // Not HTML 4.01's, or no character: left as written.
+    ['&apos; &NewLine; &nosuch; &#0; &#xD800; &amp', '&apos; &NewLine; &nosuch; &#0; &#xD800; &amp'],
+    ['&OUML; &Amp;', '&OUML; &Amp;'],
+  ];
+  for (const [text, decoded] of cases) assert.equal(decodeHtmlEntities(text), decoded, text);
 });
 
 test('Digistore24: DS-1 verifies and maps every field it carries', () => {
@@ -384,6 +390,14 @@ for (const receiver of [digistore, svencart]) {
     }
     assert.equal(receiver.read(post(sign(V.DS3_FIELDS, V.DS3_SIGNATURE)), V.DS_PASSPHRASE).kind, 'acknowledged');
     assert.deepEqual(receiver.accepted(false), { status: 200, contentType: 'text/plain; charset=utf-8', body: 'OK' });
+  });
+
+  test(`${receiver.name}: a value with an entity of HTML 4.01 (&Ouml;) verifies when signed over its text as PHP's html_entity_decode gives it`, () => {
+    const fields = { event: 'on_payment', address_country_name: '&Ouml;sterreich' };
+    // As the 2019 example signs: the decoded text, written out here.
+    const signed = `address_country_name=Österreich${V.DS_PASSPHRASE}event=on_payment${V.DS_PASSPHRASE}`;
+    const signature = createHash('sha512').update(signed, 'utf8').digest('hex').toUpperCase();
+    assert.equal(notificationOf(receiver.read(post(sign(fields, signature)), V.DS_PASSPHRASE)).event, 'sale');
   });
 
   const refusals: { name: string; body: string; passphrase: string | null; says: RegExp }[] = [

@@ -21,6 +21,7 @@ import {
   textReply,
   timesOf,
 } from './fields.js';
+import { HTML4_ENTITIES } from './html4-entities.js';
 
 // ---------------------------------------------------------------------------------------------
 // The signature
@@ -28,15 +29,17 @@ import {
 /** What Digistore24 signs with when the IPN connection has no passphrase: the IPN is unsigned. */
 const UNSIGNED = 'no_signature_passphrase_provided';
 
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
 /**
- * PHP's `html_entity_decode` for the entities a form value may hold: `&amp;`, `&lt;`, `&gt;`,
- * `&quot;`, `&apos;`, `&nbsp;` and numeric ones (`&#39;`, `&#x27;`). Others stay as written.
+ * PHP's `html_entity_decode` with its default table, HTML 4.01's: its 252 named entities
+ * (`&amp;`, `&Ouml;`, `&euro;`, ...; not `&apos;`) and numeric ones (`&#39;`, `&#x27;`). Others
+ * stay as written.
  */
 export function decodeHtmlEntities(text: string): string {
-  return text.replace(/&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z]+);/g, (entity, name: string) => {
-    if (!name.startsWith('#')) return NAMED_ENTITIES[name] ?? entity;
+  return text.replace(/&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]*);/g, (entity, name: string) => {
+    if (!name.startsWith('#')) {
+      const codePoint = HTML4_ENTITIES.get(name);
+      return codePoint === undefined ? entity : String.fromCodePoint(codePoint);
+    }
     const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
     const isCharacter = code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff);
     return isCharacter ? String.fromCodePoint(code) : entity;
