@@ -96,6 +96,10 @@ function isUpload(part: MultipartFile): boolean {
   return part.filename !== undefined || part.mimetype === 'application/octet-stream';
 }
 
+// Bytes that are not UTF-8 are refused, not replaced by U+FFFD (three bytes each, past the limit
+// they were counted against); a byte order mark is kept, as the bytes were sent.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** A text field, read up to its limit; one byte more ends the reading with a 400. Text is UTF-8. */
 async function readText(part: MultipartFile, limits: FormLimits): Promise<string> {
   const name = part.fieldname;
@@ -111,7 +115,11 @@ async function readText(part: MultipartFile, limits: FormLimits): Promise<string
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw badRequest(name === 'content' ? 'content must be UTF-8 text; upload other bytes as a file' : `${name} must be UTF-8 text`);
+  }
 }
 
 /** The file's bytes, failing the moment they pass the upload limit rather than once all have been read. */

@@ -450,6 +450,13 @@ describeEachEngine('assets API: create', (engine) => {
     assert.equal(entry.folder, 'Über uns/2026');
   });
 
+  test('a name is counted in characters: 255 emoji (510 units of a JavaScript string) are accepted, 256 refused', async () => {
+    const emoji = (count: number) => '😀'.repeat(count);
+    const id = await api.created({ name: emoji(255), content: 'x' });
+    assert.equal((await api.entry(id)).name, emoji(255));
+    assertRefused(await api.create({ name: emoji(256), content: 'x' }), 400, /name must be 1 to 255 characters/);
+  });
+
   test('the longest folder, name and url, in characters outside ASCII, are accepted and read back on every engine', async () => {
     const folder = `${variedText(255, 2)}/${variedText(255, 2)}/ab`; // 1,024 bytes
     const name = `${variedText(251, 3)}.png`; // 255 characters
@@ -641,6 +648,30 @@ describeEachEngine('assets API: malformed multipart bodies', (engine) => {
     key = (await accountWithKey(ctx.accounts, 'malformed')).key;
   });
   after(() => ctx.close());
+
+  test('a text field that is not UTF-8 is a 400 that says so, and nothing is kept', async () => {
+    const boundary = 'not-utf8-boundary';
+    const part = (name: string, value: Buffer) =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`), value, Buffer.from('\r\n')]);
+    const count = async () => (await ctx.app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': key } })).json().totalEntries;
+    const before = await count();
+    for (const [fields, says] of [
+      [
+        [part('name', Buffer.from('bytes.txt')), part('content', Buffer.from([0x61, 0xff, 0xfe, 0x62]))],
+        /content must be UTF-8 text; upload other bytes as a file/,
+      ],
+      [[part('name', Buffer.from([0x6e, 0xc3])), part('content', Buffer.from('x'))], /name must be UTF-8 text/],
+    ] as const) {
+      const response = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/assets',
+        headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload: Buffer.concat([...fields, Buffer.from(`--${boundary}--\r\n`)]),
+      });
+      assertRefused(response, 400, says);
+    }
+    assert.equal(await count(), before);
+  });
 
   const boundary = 'cut-short-boundary';
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\ncut.txt\r\n--${boundary}\r\n`;
