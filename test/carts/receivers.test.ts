@@ -455,6 +455,9 @@ const DIGISTORE_EVENTS: { fields: Record<string, string>; event: string; receipt
   { fields: { event: 'on_payment', upsell_no: '0' }, event: 'sale', receipt: 'ORD1', original: null, eventKey: 'T1/on_payment' },
   { fields: { event: 'on_payment', upsell_no: '2' }, event: 'upsell', receipt: 'ORD1-2', original: 'ORD1', eventKey: 'T1/on_payment' },
   { fields: { event: 'on_payment', pay_sequence_no: '3' }, event: 'rebill', receipt: 'ORD1-P3', original: 'ORD1', eventKey: 'T1/on_payment' },
+  // A subscription's first payment is its sale, under the order's own id.
+  { fields: { event: 'on_payment', pay_sequence_no: '1' }, event: 'sale', receipt: 'ORD1', original: null, eventKey: 'T1/on_payment' },
+  { fields: { event: 'on_payment', upsell_no: '1', pay_sequence_no: '1' }, event: 'upsell', receipt: 'ORD1-1', original: 'ORD1', eventKey: 'T1/on_payment' },
   { fields: { event: 'on_payment', upsell_no: '1', pay_sequence_no: '2' }, event: 'rebill', receipt: 'ORD1-1-P2', original: 'ORD1', eventKey: 'T1/on_payment' },
   { fields: { event: 'on_refund', upsell_no: '1' }, event: 'refund', receipt: 'ORD1-1', original: 'ORD1', eventKey: 'T1/on_refund' },
   { fields: { event: 'on_chargeback' }, event: 'chargeback', receipt: 'ORD1', original: null, eventKey: 'T1/on_chargeback' },

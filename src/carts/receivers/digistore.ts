@@ -96,7 +96,7 @@ function eventOf(event: string, fields: Fields): EventType {
     case 'on_payment':
       // One order's items share its order_id: the items after the first are its upsells, and a
       // later payment of a subscription or an instalment plan is a rebill.
-      if (countOf(fields, 'pay_sequence_no') > 0) return 'rebill';
+      if (isLaterPayment(fields)) return 'rebill';
       return countOf(fields, 'upsell_no') >= 1 ? 'upsell' : 'sale';
     case 'on_refund':
       return 'refund';
@@ -119,12 +119,21 @@ function receiptOf(fields: Fields): string | undefined {
   const orderId = first(fields, 'order_id');
   if (orderId === undefined) return undefined;
   const upsellNo = countOf(fields, 'upsell_no');
-  const payment = countOf(fields, 'pay_sequence_no');
-  return `${orderId}${upsellNo >= 1 ? `-${upsellNo}` : ''}${payment > 0 ? `-P${payment}` : ''}`;
+  return `${orderId}${upsellNo >= 1 ? `-${upsellNo}` : ''}${isLaterPayment(fields) ? `-P${countOf(fields, 'pay_sequence_no')}` : ''}`;
 }
 
 function originalReceiptOf(fields: Fields): string | undefined {
-  return countOf(fields, 'upsell_no') >= 1 || countOf(fields, 'pay_sequence_no') > 0 ? first(fields, 'order_id') : undefined;
+  return countOf(fields, 'upsell_no') >= 1 || isLaterPayment(fields) ? first(fields, 'order_id') : undefined;
+}
+
+/**
+ * Whether a payment is a subscription's or an instalment plan's second or later: `pay_sequence_no`
+ * is 0 for a single payment (Digistore24's own test IPN) and 1 for a plan's first payment, as the
+ * receivers in use read it (a membership plugin's "single or initial payment: 0 or 1"; another's
+ * "1 = the initial payment, 2+ = each rebill"): the first payment is the sale itself.
+ */
+function isLaterPayment(fields: Fields): boolean {
+  return countOf(fields, 'pay_sequence_no') >= 2;
 }
 
 /**
