@@ -216,8 +216,11 @@ async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
     new Error(`line ${number} is longer than ${MAX_LINE_LENGTH} characters: NDJSON holds one conversion per line (a JSON array is not NDJSON)`);
   // An input that fails as it is read (a disk error, a closed pipe) ends the records with its error.
   input.setEncoding('utf8');
+  let first = true;
   for await (const chunk of input as AsyncIterable<string>) {
-    const text = partial + chunk;
+    // A byte order mark, which Windows tools write, is no part of the first line.
+    const text = partial + (first && chunk.startsWith(BYTE_ORDER_MARK) ? chunk.slice(1) : chunk);
+    first = false;
     const records: SourceRecord[] = [];
     let start = 0;
     for (let end = text.indexOf('\n', start); end >= 0; end = text.indexOf('\n', start)) {
@@ -246,6 +249,8 @@ function ndjsonRecord(text: string, line: number): SourceRecord | undefined {
   }
 }
 
+const BYTE_ORDER_MARK = '\uFEFF';
+
 async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
   const parser = pipeline(
     input,
@@ -261,13 +266,36 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
             `the CSV header has unknown columns: ${unknown.join(', ')}; the columns are the fields of a conversion: ${IMPORT_COLUMNS.join(', ')}`,
           );
         }
+        // A second column of one name would overwrite the first's value without a word.
+        const repeated = [...new Set(header.filter((name, index) => header.indexOf(name) !== index))];
+        if (repeated.length > 0) throw new Error(`the CSV header names ${repeated.join(', ')} more than once: give each column once`);
         return header;
       },
     }),
     () => {},
   );
+  const lines = new CsvLines();
   for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     const converted = fromCsvRecord(record);
-    yield [{ line: info.lines, record: 'problems' in converted ? converted : { value: converted.record } }];
+    yield [{ line: lines.startOf(record, info.lines), record: 'problems' in converted ? converted : { value: converted.record } }];
+  }
+}
+
+/**
+ * The line each CSV record starts on, from the line csv-parse says it ends on. csv-parse counts
+ * a CRLF inside a quoted cell as two lines (csv-parse 7), so the CRLFs of every cell so far are
+ * taken off, then the line breaks of the record's own cells.
+ */
+export class CsvLines {
+  private crlfsInCells = 0;
+
+  startOf(record: Record<string, string>, reportedEndLine: number): number {
+    let breaks = 0;
+    for (const value of Object.values(record)) {
+      if (!value.includes('\n') && !value.includes('\r')) continue;
+      this.crlfsInCells += value.match(/\r\n/g)?.length ?? 0;
+      breaks += value.match(/\r\n|\r|\n/g)!.length;
+    }
+    return reportedEndLine - this.crlfsInCells - breaks;
   }
 }

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { columnTypeOf, jsonFieldsOf } from '../filters/catalogue.js';
-import { parseTimestamp } from '../filters/timestamps.js';
+import { isWritableTime, parseTimestamp } from '../filters/timestamps.js';
 import { entryJsonOf } from './entry-json.js';
 import type { NewConversion } from './repository.js';
 import { CART_INTEGRATIONS, ConversionEntry, MAX_MONEY, PAYMENT_METHODS } from './schema.js';
@@ -64,6 +64,7 @@ export function validateConversion(record: unknown): ValidationResult {
   const input = record as Record<string, any>;
   const createdAt = typeof input.created_at === 'string' && RFC_3339.test(input.created_at) ? parseTimestamp(input.created_at) : undefined;
   if (typeof input.created_at === 'string' && createdAt === undefined) problems.push(mustBe('created_at'));
+  if (createdAt !== undefined && !isWritableTime(createdAt)) problems.push('created_at must lie from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z in UTC');
   const unknown: string[] = [];
   for (const name in input) {
     if (name === IGNORED_FIELD) continue;

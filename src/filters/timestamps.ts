@@ -43,6 +43,17 @@ export function formatTimestamp(epochSeconds: number): string {
 
 // How formatTimestamp writes every time of years 1 to 9999.
 const FORMATTED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+// The first and last second formatTimestamp writes as RFC 3339: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+const FIRST_WRITABLE = utcSeconds(1, 1, 1, 0, 0, 0)!;
+const LAST_WRITABLE = utcSeconds(9999, 12, 31, 23, 59, 59)!;
+
+/**
+ * Whether formatTimestamp writes the time as RFC 3339: a UTC year of 1 to 9999. A time written
+ * with an offset can lie outside though its own year does not (9999-12-31T23:00:00-05:00).
+ */
+export function isWritableTime(epochSeconds: number): boolean {
+  return epochSeconds >= FIRST_WRITABLE && epochSeconds <= LAST_WRITABLE;
+}
 
 /**
  * A time as formatTimestamp writes it, given as its text and the epoch seconds parsed from that

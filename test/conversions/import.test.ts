@@ -474,6 +474,37 @@ test('an input that fails as it is read ends the records with its error, not the
   }
 });
 
+test("an NDJSON file's byte order mark, which Windows tools write, is no part of its first line", async () => {
+  const records: SourceRecord[] = [];
+  for await (const batch of readRecords(Readable.from([Buffer.from('\uFEFF{"a":1}\n{"b":2}\n')]), 'ndjson')) records.push(...batch);
+  assert.deepEqual(records, [
+    { line: 1, record: { value: { a: 1 } } },
+    { line: 2, record: { value: { b: 2 } } },
+  ]);
+});
+
+test('a CSV record is numbered by the line it starts on, whatever line breaks its quoted cells and the file use', async () => {
+  const header = 'created_at,cart_integration,receipt,first_name';
+  const row = (receipt: string, name = 'x') => `2026-01-01T00:00:00Z,clickbank,${receipt},${name}`;
+  for (const newline of ['\n', '\r\n', '\r']) {
+    const lines = [header, row('R2', '"a\r\nb\nc"'), '', row('R5'), row('R6', `"d${newline}e"`), row('R8')];
+    const numbered: [number, unknown][] = [];
+    for await (const batch of readRecords(Readable.from([lines.join(newline)]), 'csv')) {
+      for (const { line, record } of batch) numbered.push([line, 'value' in record ? (record.value as { receipt: string }).receipt : record]);
+    }
+    assert.deepEqual(
+      numbered,
+      [
+        [2, 'R2'],
+        [6, 'R5'],
+        [7, 'R6'],
+        [9, 'R8'],
+      ],
+      JSON.stringify(newline),
+    );
+  }
+});
+
 test('NDJSON lines are read whole, each with its line number, however the input is cut into chunks', async () => {
   // Blank lines count, a CRLF ends a line as a LF does, characters of several bytes, and a last line without its newline.
   const text = '{"a":"Zoë"}\r\n\n{"b":"😀"}\n   \nnot json\n{"c":[1,2]}';
@@ -503,6 +534,13 @@ const INVALID: { says: string; record: Record<string, unknown>; names: RegExp }[
   { says: 'created_at null is not a timestamp', record: conversionRecord({ created_at: null }), names: /created_at/ },
   { says: 'receipt null is not a receipt', record: conversionRecord({ receipt: null }), names: /receipt/ },
   { says: 'created_at must be a timestamp', record: conversionRecord({ created_at: 'yesterday' }), names: /created_at/ },
+  // Both written in years 1 to 9999, neither is in UTC: their entries could not be written in RFC 3339.
+  {
+    says: 'created_at after 9999-12-31T23:59:59Z in UTC',
+    record: conversionRecord({ created_at: '9999-12-31T23:00:00-05:00' }),
+    names: /created_at must lie from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z/,
+  },
+  { says: 'created_at before year 1 in UTC', record: conversionRecord({ created_at: '0001-01-01T00:00:00+01:00' }), names: /created_at must lie/ },
   { says: 'created_at must be a real date', record: conversionRecord({ created_at: '2026-02-30T00:00:00Z' }), names: /created_at/ },
   { says: 'cart_integration from its list', record: conversionRecord({ cart_integration: 'amazon' }), names: /cart_integration/ },
   { says: 'cart_integration is case-sensitive', record: conversionRecord({ cart_integration: 'ClickBank' }), names: /cart_integration/ },
@@ -736,6 +774,13 @@ describeEachEngine('conversions import validation: every row checked, and a file
     const { error } = await run(['created_at,cart_integration,receipt,colour', '2026-06-02T00:00:00Z,clickbank,COL-1,red'], 'csv');
     assert.ok(error);
     assert.match(error.message, /colour/);
+    assert.equal(await total(), before);
+  });
+
+  test('CSV: a header naming a column twice is refused with a message naming it, rather than one value silently kept', async () => {
+    const before = await total();
+    const { error } = await run(['created_at,cart_integration,receipt,amount,amount', '2026-06-02T00:00:00Z,clickbank,TWICE-1,5,7'], 'csv');
+    assert.match(String(error?.message), /the CSV header names amount more than once/);
     assert.equal(await total(), before);
   });
 
