@@ -3,11 +3,15 @@ import type { Config } from '../config.js';
 import { sqliteFile } from '../db/database.js';
 import type { S3Options } from '../storage/s3-blob-store.js';
 
-/** A database URL fit to print: without its password. */
+/**
+ * A database URL fit to print: without its password, whether given before the host or as a
+ * parameter (`?password=`, `?sslpassword=`, which PostgreSQL's clients take too).
+ */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
+    for (const name of [...parsed.searchParams.keys()]) if (/password/i.test(name)) parsed.searchParams.set(name, '***');
     return parsed.toString();
   } catch {
     return '(unparsable URL)';

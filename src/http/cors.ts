@@ -23,14 +23,24 @@ const API_EXPOSED_HEADERS = [
 /** How long a browser may keep a preflight's answer before asking again, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
 
-/** The API: the origins an operator lists in CORS_ORIGINS (`*` for any), every method it answers. */
+/**
+ * The API: the origins an operator lists in CORS_ORIGINS (`*` for any), every method it answers.
+ * A browser's preflight carries Origin and Access-Control-Request-Method, and is answered before
+ * the rate limit and the key. An OPTIONS without them is no preflight: it goes through the API as
+ * any request does (counted, its key checked, then not found), where @fastify/cors would answer
+ * it with a plain-text 400, counted nowhere.
+ */
 export function apiCors(origins: string[]): FastifyCorsOptions {
-  return {
+  const options: FastifyCorsOptions = {
     origin: origins.includes('*') ? '*' : origins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
     allowedHeaders: ['X-API-Key', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'If-Modified-Since', 'Range', 'If-Range'],
     exposedHeaders: API_EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_S,
+  };
+  const notPreflight = { ...options, preflight: false };
+  return {
+    delegator: (request, callback) => callback(null, request.headers.origin && request.headers['access-control-request-method'] ? options : notPreflight),
   };
 }
 

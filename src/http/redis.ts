@@ -2,13 +2,21 @@ import { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 
 /**
+ * How long a command may wait for Redis's answer. A Redis that stops answering without closing
+ * the connection (stalled, or cut off by the network) otherwise holds every request for good.
+ */
+const COMMAND_TIMEOUT_MS = 250;
+
+/**
  * Connects a Redis client for the shared rate-limit counters that never makes a request wait for Redis:
- * while Redis is unreachable commands fail at once (no offline queue, one retry), the limit is
- * skipped, and the log says so when it goes down and again when it is back.
+ * while Redis is unreachable commands fail at once (no offline queue, one retry), and while it
+ * does not answer they fail after COMMAND_TIMEOUT_MS; either way the limit is skipped, and the
+ * log says so when it goes down and again when it is back.
  */
 export async function openRedis(url: string, log: FastifyBaseLogger): Promise<Redis> {
   const redis = new Redis(url, {
     connectTimeout: 1000,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),

@@ -97,6 +97,26 @@ describe('CORS', () => {
     assert.equal(answer.headers['access-control-allow-origin'], undefined);
   });
 
+  test('with CORS_ORIGINS set, an OPTIONS that is no preflight (no Origin) is a request as any other: counted, its key checked, answered in JSON', async () => {
+    const limited = await startTestApp('sqlite', { corsOrigins: [SHOP], rateLimit: { max: 2, windowMs: 60_000 } });
+    try {
+      const { key: limitedKey } = await accountWithKey(limited.accounts, 'limited');
+      const options = (headers: Record<string, string> = {}) => limited.app.inject({ method: 'OPTIONS', url: '/api/v1/conversions', headers });
+      const withoutKey = await options();
+      assert.equal(withoutKey.statusCode, 401, withoutKey.body);
+      assert.equal(typeof withoutKey.json(), 'string');
+      assert.equal(withoutKey.headers['x-ratelimit-remaining'], '1');
+      const withKey = await options({ 'x-api-key': limitedKey });
+      assert.equal(withKey.statusCode, 404, withKey.body);
+      assert.equal(typeof withKey.json(), 'string');
+      assert.equal((await options({ 'x-api-key': limitedKey })).statusCode, 429, 'the third in a minute is over the limit of two');
+      const real = await preflight(limited, '/api/v1/conversions', SHOP);
+      assert.equal(real.statusCode, 204, 'a preflight is still answered, past the limit');
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('CORS_ORIGINS=* lets any origin read the API', async () => {
     const answer = await preflight(any, '/api/v1/conversions', STRANGER);
     assert.equal(answer.statusCode, 204);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
@@ -87,6 +88,39 @@ describe('readiness when a dependency is down', () => {
       await ctx.close();
     }
   });
+});
+
+test('with Redis answering nothing (stalled, its connection open) the API answers at once, unlimited, and readiness says degraded', async () => {
+  // Answers the client's handshake, then nothing more.
+  let stalled = false;
+  const sockets = new Set<net.Socket>();
+  const fake = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', (data) => {
+      if (stalled) return;
+      const body = '# Server\r\nloading:0\r\n';
+      socket.write(/info/i.test(data.toString()) ? `$${body.length}\r\n${body}\r\n` : '+OK\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  const { port } = fake.address() as net.AddressInfo;
+  const ctx = await startTestApp('sqlite', { redisUrl: `redis://127.0.0.1:${port}`, rateLimit: { max: 1, windowMs: 60_000 } });
+  try {
+    const { key } = await accountWithKey(ctx.accounts, 'stalled-redis');
+    stalled = true;
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const response = await ctx.app.inject({ url: '/api/v1/assets', headers: { 'x-api-key': key } });
+      assert.equal(response.statusCode, 200, 'served although the limit of 1 could not be counted');
+      assert.ok(Date.now() - started < 5_000, `answered after ${Date.now() - started} ms`);
+    }
+    const ready = await ctx.app.inject({ url: '/readyz' });
+    assert.equal(ready.json().checks.redis, 'unreachable');
+  } finally {
+    await ctx.close();
+    for (const socket of sockets) socket.destroy();
+    fake.close();
+  }
 });
 
 describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set' }, () => {
