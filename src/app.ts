@@ -13,7 +13,7 @@ import { sweepOrphanedBlobs } from './assets/sweeper.js';
 import type { Config } from './config.js';
 import { consoleRoutes } from './console/routes.js';
 import { conversionRoutes } from './conversions/routes.js';
-import { busy, indexTooSlow, indexUnavailable, tooSlow } from './errors.js';
+import { busy, indexTooSlow, indexUnavailable, shuttingDown, tooSlow } from './errors.js';
 import { ConversionService } from './conversions/service.js';
 import { openConversionQuestions } from './conversions/questions.js';
 import { IndexTooSlowError, IndexUnavailableError } from './db/columnar/columnar-index.js';
@@ -97,6 +97,7 @@ export async function buildApp({
     // expressions in paths, which no route here has): any segment a request can carry reaches
     // its route, or the 404 of an unknown one.
     routerOptions: { maxParamLength: http.maxHeaderSize },
+    return503OnClosing: false,
   });
 
   const accounts = new AccountService(database.db);
@@ -127,6 +128,11 @@ export async function buildApp({
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+  });
+  // A request that arrives meanwhile is refused as every error is answered (Fastify's own 503,
+  // return503OnClosing, is an object without the request id).
+  app.addHook('onRequest', async () => {
+    if (closing) throw shuttingDown();
   });
   // An answer given before the request's body has all arrived (an upload refused part way)
   // ends the connection too, so that the client stops sending the rest. (`complete` is

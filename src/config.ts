@@ -79,7 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const config: Config = {
     port: integerVar('PORT', read('PORT'), 3000, 0, 65535),
-    host: read('HOST') ?? '127.0.0.1',
+    host: hostVar('HOST', read('HOST')) ?? '127.0.0.1',
     dataDir: path.resolve(read('DATA_DIR') ?? './data'),
     databaseUrl: urlVar('DATABASE_URL', read('DATABASE_URL'), ['postgres:', 'postgresql:']),
     redisUrl: urlVar('REDIS_URL', read('REDIS_URL'), ['redis:', 'rediss:']),
@@ -133,6 +133,12 @@ function integerVar(name: string, raw: string | undefined, fallback: number, min
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** An address to listen on: an IP address or a host name, without a port (that is PORT). */
+function hostVar(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || isIP(raw) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(raw)) return raw;
+  throw new ConfigError(name, `must be an IP address or a host name such as 0.0.0.0 or localhost, without a port (that is PORT), got "${raw}"`);
 }
 
 function urlVar(name: string, raw: string | undefined, protocols: string[]): string | undefined {

@@ -19,6 +19,10 @@ export const badRequest = (message: string) => new AppError(400, message);
 export const unauthorized = (message: string) => new AppError(401, message);
 export const notFound = (message: string) => new AppError(404, message);
 
+/** A request that reached an instance as it shut down: it was not handled. */
+export const shuttingDown = () =>
+  new AppError(503, 'this instance is shutting down and did not handle the request: send it again (to another instance, or to this one once it is back)', 1);
+
 /** A write that waited out another writer (an import holding the embedded database) and gave up. */
 export const busy = () => new AppError(503, 'the database is busy with another write, such as a conversions import: send this again in a few seconds', 5);
 

@@ -26,7 +26,6 @@ export async function serve(): Promise<void> {
   const refreshStatistics = () =>
     database.refreshStatistics().catch((error) => console.error(`refreshing the statistics failed (${error.message}); the next run tries again`));
   void refreshStatistics();
-  const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
   const blobs = await openBlobStore(config, { removeInterruptedPuts: true });
   const app = await buildApp({ config, database, blobs });
 
@@ -49,7 +48,19 @@ export async function serve(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  const address = await app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The database's threads and the index's process would otherwise keep a service that
+    // answers nothing running.
+    console.error(`cannot listen on HOST ${config.host}, PORT ${config.port}: ${(error as Error).message}`);
+    await app.close();
+    await Promise.all([database.close(), blobs.close()]);
+    process.exit(1);
+  }
+  // Made once the service listens: a key made by a start that then failed would never be shown.
+  const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
   console.log(`acds is listening on ${address} (${describeStorage(config)}); API reference at ${address}/docs`);
   if (createdKey) {
     console.log('First start: created the account "default" and this API key for it. It is shown only once:');

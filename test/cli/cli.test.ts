@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -440,6 +441,29 @@ describeEachEngine('serve', (engine) => {
       assert.ok(listed[0]!.startsWith(bootstrapKey.slice(0, 13)));
     } finally {
       assert.equal(await stopService(service, 'SIGTERM'), 0);
+    }
+  });
+
+  test('a start that cannot listen exits 1 naming HOST and PORT, and makes no key: the next start shows the first key', async () => {
+    const other = await blankStore(engine);
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as net.AddressInfo;
+      const failed = await cli(other, ['serve'], { PORT: String(port) });
+      assert.equal(failed.code, 1, failed.stderr);
+      assert.match(failed.stderr, new RegExp(`cannot listen on HOST 127\\.0\\.0\\.1, PORT ${port}: .*EADDRINUSE`));
+      assert.ok(!/shown only once/.test(failed.stdout), failed.stdout);
+      const service = await spawnService(other, { BOOTSTRAP_API_KEY: '' });
+      try {
+        const [, key] = await waitFor(service.output, /shown only once:\s*\n(acds_\S+)\s*\n/);
+        assert.equal((await fetch(`${service.baseUrl}/api/v1/conversions`, { headers: { 'X-API-Key': key! } })).status, 200);
+      } finally {
+        assert.equal(await stopService(service, 'SIGTERM'), 0);
+      }
+    } finally {
+      taken.close();
+      await other.close();
     }
   });
 

@@ -108,9 +108,15 @@ describe('configuration from the environment', () => {
     }
   });
 
+  test('HOST is an IPv4 or IPv6 address or a host name', () => {
+    for (const host of ['0.0.0.0', '::', '::1', 'localhost', 'acds-1.internal', '127.0.0.1']) assert.equal(loadConfig({ HOST: host }).host, host);
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
+    [{ HOST: '0.0.0.0:3000' }, 'HOST'],
+    [{ HOST: 'http://localhost' }, 'HOST'],
     [{ DATABASE_URL: 'mysql://db/acds' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],

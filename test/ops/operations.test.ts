@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../../src/app.js';
@@ -219,5 +220,40 @@ describe('graceful shutdown', () => {
       await stopService(service);
       fs.rmSync(database.dataDir, { recursive: true, force: true });
     }
+  });
+
+  test('a request that arrives while the service shuts down is refused as every error is answered: a 503 with a JSON string and its request id', async () => {
+    const ctx = await startTestApp('sqlite');
+    const { key } = await accountWithKey(ctx.accounts, 'closing');
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx.app.server.address() as net.AddressInfo;
+    const connect = () => {
+      const socket = net.connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (data) => (received += data));
+      socket.on('error', () => {});
+      return { socket, received: () => received };
+    };
+    // An upload in flight holds the close open; a second request's headers are still arriving.
+    const upload = connect();
+    upload.socket.write(
+      `POST /api/v1/assets HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: multipart/form-data; boundary=zz\r\nContent-Length: 200\r\n\r\n--zz\r\n`,
+    );
+    const late = connect();
+    late.socket.write(`GET /api/v1/assets HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n`);
+    await sleep(200);
+    const closed = ctx.app.close();
+    await sleep(100);
+    late.socket.write('\r\n');
+    for (let waited = 0; !late.received().includes('\r\n\r\n') && waited < 5_000; waited += 50) await sleep(50);
+    const [head, body] = late.received().split('\r\n\r\n');
+    upload.socket.destroy();
+    late.socket.destroy();
+    await closed;
+    await ctx.close();
+    assert.match(head!, /^HTTP\/1\.1 503 /);
+    assert.match(head!, /^x-request-id: \S+/im);
+    assert.match(head!, /^retry-after: 1/im);
+    assert.match(JSON.parse(body!.slice(body!.indexOf('"'), body!.lastIndexOf('"') + 1)), /shutting down/);
   });
 });
