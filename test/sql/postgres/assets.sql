@@ -76,16 +76,17 @@ returning "id";
 -- AssetRepository.update(a local image, { name: "logo-2.png", folder: "brand", updated_at }), renamed and moved, its bytes unchanged
 update "assets"
 set "name" = $1, "folder" = $2, "updated_at" = $3, "entry_json" = $4
-where "account_id" = $5 and "id" = $6 and "blob_key" = $7;
+where "account_id" = $5 and "id" = $6 and "blob_key" = $7 and "entry_json" = $8;
 
 -- AssetRepository.update(a remote image, { width: 240, height: 80, updated_at }), an asset without bytes
 update "assets"
 set "width" = $1, "height" = $2, "updated_at" = $3, "entry_json" = $4
-where "account_id" = $5 and "id" = $6 and "blob_key" is null;
+where "account_id" = $5 and "id" = $6 and "blob_key" is null and "entry_json" = $7;
 
 -- AssetRepository.delete(1, 42)
 delete from "assets"
-where "account_id" = $1 and "id" = $2;
+where "account_id" = $1 and "id" = $2
+returning "blob_key";
 
 -- AssetRepository.folderExists(1, "images/2026")
 select "id"

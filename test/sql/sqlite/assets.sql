@@ -76,16 +76,17 @@ returning "id";
 -- AssetRepository.update(a local image, { name: "logo-2.png", folder: "brand", updated_at }), renamed and moved, its bytes unchanged
 update "assets"
 set "name" = ?, "folder" = ?, "updated_at" = ?, "entry_json" = ?
-where "account_id" = ? and "id" = ? and "blob_key" = ?;
+where "account_id" = ? and "id" = ? and "blob_key" = ? and "entry_json" = ?;
 
 -- AssetRepository.update(a remote image, { width: 240, height: 80, updated_at }), an asset without bytes
 update "assets"
 set "width" = ?, "height" = ?, "updated_at" = ?, "entry_json" = ?
-where "account_id" = ? and "id" = ? and "blob_key" is null;
+where "account_id" = ? and "id" = ? and "blob_key" is null and "entry_json" = ?;
 
 -- AssetRepository.delete(1, 42)
 delete from "assets"
-where "account_id" = ? and "id" = ?;
+where "account_id" = ? and "id" = ?
+returning "blob_key";
 
 -- AssetRepository.folderExists(1, "images/2026")
 select "id"
