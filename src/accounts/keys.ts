@@ -17,8 +17,18 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+// A key this service made: the tag, then 192 random bits in base64url.
+const GENERATED_KEY = /^acds_[A-Za-z0-9_-]{32}$/;
+/**
+ * How much of a key acds did not make (an operator's BOOTSTRAP_API_KEY, which may be as short as
+ * 20 characters) is kept in clear: enough to tell it in a list, too little to shorten a search for
+ * the rest.
+ */
+const SHOWN_CHARACTERS_OF_OTHER_KEYS = 4;
+
+/** The part of a key kept in clear, to list and revoke it by. */
 export function keyPrefix(key: string): string {
-  return key.slice(0, SHOWN_PREFIX_LENGTH);
+  return key.slice(0, GENERATED_KEY.test(key) ? SHOWN_PREFIX_LENGTH : SHOWN_CHARACTERS_OF_OTHER_KEYS);
 }
 
 /** A public, non-secret handle for an account, used in public asset URLs. */

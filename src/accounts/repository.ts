@@ -36,8 +36,12 @@ export class AccountRepository {
   }
 
   /** Adds the key unless it is there, revoked or not; reads first, as `ensure` does. */
+  /** Adds the key; one already there keeps its row, its prefix set to `prefix` (what an earlier version kept in clear may have been longer). */
   async addKey(accountId: number, prefix: string, keyHash: string, now: number): Promise<void> {
-    if (await this.db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).executeTakeFirst()) return;
+    if (await this.db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).executeTakeFirst()) {
+      await this.db.updateTable('api_keys').set({ prefix }).where('key_hash', '=', keyHash).where('prefix', '<>', prefix).execute();
+      return;
+    }
     await this.db
       .insertInto('api_keys')
       .values({ account_id: accountId, prefix, key_hash: keyHash, created_at: now, revoked_at: null })

@@ -253,6 +253,7 @@ export const EXAMPLES: Example[] = [
   account('findByName', ['default']),
   account('ensure', ['default', 'k3x9', NOW], { when: 'the account not there yet', answers: [[], [], [{ id: ACCOUNT }]] }),
   account('addKey', [ACCOUNT, 'acds_k3x9', KEY_HASH, NOW], { when: 'the key not there yet' }),
+  account('addKey', [ACCOUNT, 'Tr0u', KEY_HASH, NOW], { when: 'the key there already', answers: [[{ id: 7 }]] }),
   account('accountForKey', [KEY_HASH]),
   account('bumpDataVersion', [ACCOUNT]),
   account('exists', [ACCOUNT]),

@@ -30,6 +30,16 @@ insert into "api_keys" ("account_id", "prefix", "key_hash", "created_at", "revok
 values ($1, $2, $3, $4, $5)
 on conflict ("key_hash") do nothing;
 
+-- AccountRepository.addKey(1, "Tr0u", "sha256 of the key, hex", 1767225600), the key there already [1 of 2]
+select "id"
+from "api_keys"
+where "key_hash" = $1;
+
+-- AccountRepository.addKey(1, "Tr0u", "sha256 of the key, hex", 1767225600), the key there already [2 of 2]
+update "api_keys"
+set "prefix" = $1
+where "key_hash" = $2 and "prefix" <> $3;
+
 -- AccountRepository.accountForKey("sha256 of the key, hex")
 select "api_keys"."account_id", "accounts"."data_version" + coalesce("conversion_versions"."version", 0) as "data_version", coalesce("conversion_versions"."newest_id", 0) as "newest_conversion_id"
 from "api_keys"
