@@ -187,22 +187,21 @@ export class AssetService {
         if (!row) throw badRequest(`there is no asset with id ${id}`);
         const { changes, clash } = await this.changesTo(row, fields, staged);
         const replacedKey = changes.blob_key !== undefined ? row.blob_key : undefined;
-        const updated = await this.commit(
-          accountId,
-          async (repository) => {
-            if (!(await repository.update(row, { ...changes, updated_at: nowSeconds() }))) throw new AssetChanged();
-            if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
-          },
-          clash,
-          staged?.key,
-        ).then(
-          () => true,
-          (error) => {
-            if (error instanceof AssetChanged && attempt < MAX_UPDATE_ATTEMPTS) return false;
-            throw error instanceof AssetChanged ? badRequest('the asset kept changing while this update was being made; send it again') : error;
-          },
-        );
-        if (!updated) continue;
+        try {
+          await this.commit(
+            accountId,
+            async (repository) => {
+              if (!(await repository.update(row, { ...changes, updated_at: nowSeconds() }))) throw new AssetChanged();
+              if (replacedKey) await repository.journalBlob(replacedKey, nowSeconds());
+            },
+            clash,
+            staged?.key,
+          );
+        } catch (error) {
+          if (!(error instanceof AssetChanged)) throw error;
+          if (attempt === MAX_UPDATE_ATTEMPTS) throw badRequest('the asset kept changing while this update was being made; send it again');
+          continue;
+        }
         staged = undefined;
         if (replacedKey) await this.discard(replacedKey);
         return;

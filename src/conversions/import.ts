@@ -286,7 +286,7 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord[]> {
  * a CRLF inside a quoted cell as two lines (csv-parse 7), so the CRLFs of every cell so far are
  * taken off, then the line breaks of the record's own cells.
  */
-export class CsvLines {
+class CsvLines {
   private crlfsInCells = 0;
 
   startOf(record: Record<string, string>, reportedEndLine: number): number {
