@@ -59,6 +59,8 @@ interface Call extends RequestOptions {
   body?: () => { body: BodyInit; headers?: Record<string, string>; stream?: boolean };
   /** Whether the body can be sent again (a stream cannot). */
   replayable?: boolean;
+  /** Whether a redirect is answered as it came; otherwise it is an error. */
+  answerRedirect?: boolean;
 }
 
 const DEFAULT_RATE_LIMIT_WAIT_SECONDS = 60;
@@ -94,7 +96,7 @@ export class Transport {
    * any request may be sent again, if its body can be); a network failure is retried only for
    * GET, PUT and DELETE, which mean the same when repeated.
    */
-  async send({ method, path, query, body, replayable = true, signal, waitOutRateLimit = true }: Call): Promise<Response> {
+  async send({ method, path, query, body, replayable = true, signal, waitOutRateLimit = true, answerRedirect = false }: Call): Promise<Response> {
     const url = this.url(path, query);
     const safeToRepeat = replayable && method !== 'POST';
     let waitedSeconds = 0;
@@ -107,6 +109,9 @@ export class Transport {
           headers: { 'x-api-key': this.options.apiKey, ...made?.headers },
           body: made?.body,
           signal,
+          // Fetch would follow a redirect with the key, which is for the service alone: a
+          // remote asset's content answers with its url, on another host.
+          redirect: 'manual',
         };
         // A streamed body is sent as it is read: fetch wants to be told.
         if (made?.stream) init.duplex = 'half';
@@ -130,10 +135,32 @@ export class Transport {
           continue;
         }
       }
+      if (answerRedirect && isRedirect(response)) return response;
       if (!response.ok) throw await errorOf(response);
       return response;
     }
   }
+
+  /** The bytes at a URL outside the service, fetched without the key. */
+  async fetchElsewhere(url: string, signal?: AbortSignal): Promise<Uint8Array> {
+    let response: Response;
+    try {
+      response = await this.fetch(url, { signal });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new AcdsError(0, `could not reach ${url}: ${(error as Error).message}`, undefined, { cause: error });
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new AcdsError(response.status, `${url} answered ${response.status}`, undefined);
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }
+}
+
+/** A redirect, as fetch gives it with `redirect: 'manual'`: in a browser, opaque (status 0, no Location). */
+export function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
 }
 
 /** The query string of `query`: undefined and null values left out, lists comma-separated. */

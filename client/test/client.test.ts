@@ -217,6 +217,25 @@ describe('@acds/client', () => {
       assert.equal(error.status, 404);
     });
 
+    test("a remote asset's content is read from its url, without the API key, which is for the service alone", async () => {
+      const seen: http.IncomingHttpHeaders[] = [];
+      const remote = http.createServer((request, response) => {
+        seen.push(request.headers);
+        response.end('remote bytes');
+      });
+      await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+      try {
+        // localhost: another origin than the service's 127.0.0.1.
+        const url = `http://localhost:${(remote.address() as AddressInfo).port}/banner.png`;
+        const id = await client.assets.create({ name: 'banner.png', url });
+        assert.equal(new TextDecoder().decode(await client.assets.content(id)), 'remote bytes');
+        assert.equal(seen.length, 1);
+        assert.equal(seen[0]!['x-api-key'], undefined);
+      } finally {
+        remote.close();
+      }
+    });
+
     test('lists more than a page of assets', async () => {
       for (let index = 0; index < 105; index++) await client.assets.create({ name: `bulk-${index}.txt`, content: String(index), folder: 'bulk' });
       const bulk = await collect(client.assets.list({ folder: 'bulk' }));
