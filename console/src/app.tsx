@@ -31,6 +31,8 @@ export function App() {
   if (!client) {
     return (
       <SignIn
+        retryIn={retryIn}
+        onRateLimitWait={setRetryIn}
         onSignedIn={(signedIn) => {
           saveKey(signedIn);
           setKey(signedIn);
@@ -50,7 +52,14 @@ export function App() {
   );
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
+interface SignInProps {
+  onSignedIn: (key: string) => void;
+  /** Seconds until a request refused for the rate limit is sent again; 0 when none waits. */
+  retryIn: number;
+  onRateLimitWait: (seconds: number) => void;
+}
+
+function SignIn({ onSignedIn, retryIn, onRateLimitWait }: SignInProps) {
   const [key, setKey] = useState('');
   const [problem, setProblem] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -60,7 +69,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
     setProblem(undefined);
     try {
       // The cheapest question a key must be good for: the assets whose id is 0 (none).
-      await clientFor(key.trim(), () => {}).assets.page({ id: 0 });
+      await clientFor(key.trim(), onRateLimitWait).assets.page({ id: 0 });
       onSignedIn(key.trim());
     } catch (error) {
       setProblem(messageOf(error));
@@ -79,6 +88,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
         <button type="submit" disabled={busy}>
           Sign in
         </button>
+        {retryIn > 0 && (
+          <p class="notice" role="status">
+            too many requests, retrying in {retryIn} s
+          </p>
+        )}
         <Problem text={problem} />
         <p class="hint">The key is kept in this browser tab only, until the tab is closed or you sign out.</p>
       </form>

@@ -47,10 +47,13 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.UTC(year, month - 1, day + days)).toISOString().slice(0, 10);
 }
 
-/** Every date from `from` to `to`, both included. */
+/** The longest range a report draws, in days: ten years. */
+export const MAX_REPORT_DAYS = 3_660;
+
+/** Every date from `from` to `to`, both included; at most MAX_REPORT_DAYS of them. */
 export function datesBetween(from: string, to: string): string[] {
   const dates: string[] = [];
-  for (let date = from; date <= to && dates.length < 3700; date = addDays(date, 1)) dates.push(date);
+  for (let date = from; date <= to && dates.length < MAX_REPORT_DAYS; date = addDays(date, 1)) dates.push(date);
   return dates;
 }
 

@@ -4,8 +4,8 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { Problem, useAnswer } from './answer';
 import { type QueryProps, QueryEditor } from './conversions';
-import { addDays, dateIn, datesBetween, isReportDate, PRESETS, presetRange, startOfDay } from './dates';
-import { filtersOf } from './query';
+import { dateIn, datesBetween, isReportDate, MAX_REPORT_DAYS, PRESETS, presetRange } from './dates';
+import { filtersWithin } from './query';
 
 const STACKS = [
   ['utm_source', 'Source'],
@@ -17,28 +17,20 @@ type Stack = (typeof STACKS)[number][0];
 type Measure = 'amount' | 'conversions';
 const MEASURE_LABELS: Record<Measure, string> = { amount: 'Revenue', conversions: 'Conversions' };
 
-/** Series beyond these many values are summed as "other", so that the chart stays readable. */
+/** Series beyond these many values are summed as one, so that the chart stays readable. */
 const MAX_SERIES = 8;
 const COLOURS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#dc2626', '#ca8a04', '#db2777', '#64748b'];
 
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 const TIME_ZONES = [...new Set([browserZone(), 'UTC', ...Intl.supportedValuesOf('timeZone')])];
 const keyText = (value: unknown) => (value === null || value === undefined ? '(none)' : String(value));
+// A chart's series are kept by keys no stored value can take (stored text holds no NUL), so that
+// a source named "other" or "(none)" is a series of its own, not summed with the bucket of that name.
+const NONE_SERIES = '\u0000none';
+const OTHER_SERIES = '\u0000other';
+const seriesOf = (value: unknown) => (value === null || value === undefined ? NONE_SERIES : String(value));
+const seriesLabel = (series: string) => (series === OTHER_SERIES ? '(the rest)' : series === NONE_SERIES ? '(none)' : series);
 const money = (amount: number) => amount.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-
-/**
- * The query's filters within the report's range, the instants its first day starts and the day
- * after its last starts in `timeZone`; a bound the query sets already is kept where it is narrower.
- */
-function filtersWithin(query: string, from: string, to: string, timeZone: string): ConversionFilters {
-  const filters = filtersOf(query);
-  const start = startOfDay(from, timeZone).getTime();
-  const end = startOfDay(addDays(to, 1), timeZone).getTime();
-  const given = (name: string) => (name in filters ? Date.parse(filters[name]!) : Number.NaN);
-  const gte = Number.isNaN(given('created_at.gte')) ? start : Math.max(start, given('created_at.gte'));
-  const lt = Number.isNaN(given('created_at.lt')) ? end : Math.min(end, given('created_at.lt'));
-  return { ...filters, 'created_at.gte': new Date(gte).toISOString(), 'created_at.lt': new Date(lt).toISOString() } as ConversionFilters;
-}
 
 export function ReportsTab({ client, query, onQuery }: QueryProps) {
   const [timeZone, setTimeZone] = useState(browserZone);
@@ -49,7 +41,8 @@ export function ReportsTab({ client, query, onQuery }: QueryProps) {
   const answer = useAnswer(
     async (signal) => {
       if (from > to) throw new Error('the range must start on or before the day it ends');
-      const filters = filtersWithin(query, from, to, timeZone);
+      if (datesBetween(from, to).at(-1) !== to) throw new Error(`the range must be at most ${MAX_REPORT_DAYS.toLocaleString()} days long`);
+      const filters = filtersWithin(query, from, to, timeZone) as ConversionFilters;
       const [byDay, byValue] = await Promise.all([
         client.conversions.summary(filters, { group_by: `day,${stack}`, tz: timeZone, signal }),
         client.conversions.summary(filters, { group_by: stack, signal }),
@@ -120,7 +113,7 @@ export function ReportsTab({ client, query, onQuery }: QueryProps) {
           label={label}
           measure={measure}
           dates={datesBetween(from, to)}
-          order={ranked.map((group) => keyText(group.key[stack]))}
+          order={ranked.map((group) => seriesOf(group.key[stack]))}
         />
       )}
       {answer.value && (
@@ -136,7 +129,7 @@ export function ReportsTab({ client, query, onQuery }: QueryProps) {
             </thead>
             <tbody>
               {ranked.map((group) => (
-                <tr key={keyText(group.key[stack])}>
+                <tr key={seriesOf(group.key[stack])}>
                   <th scope="row">{keyText(group.key[stack])}</th>
                   <td>{money(group.amount)}</td>
                   <td>{group.conversions}</td>
@@ -171,19 +164,19 @@ interface ChartProps {
 }
 
 /**
- * The measure per day, stacked by the stack's values (the largest first, the rest as "other"),
+ * The measure per day, stacked by the stack's values (the largest first, the rest summed as one),
  * drawn with uPlot: each series is the running sum of those below it, painted from the top down
  * in opaque colours, so that each band shows its own value; the legend is the page's own, in the
  * tables' order.
  */
 function StackedChart({ summary, stack, label, measure, dates, order }: ChartProps) {
   const frame = useRef<HTMLDivElement>(null);
-  const names = order.length > MAX_SERIES ? [...order.slice(0, MAX_SERIES - 1), 'other'] : order;
+  const names = order.length > MAX_SERIES ? [...order.slice(0, MAX_SERIES - 1), OTHER_SERIES] : order;
   const perDay = new Map(dates.map((date) => [date, new Map(names.map((name) => [name, 0]))]));
   for (const group of summary.groups) {
     const day = perDay.get(String(group.key.day));
-    const value = keyText(group.key[stack]);
-    const name = names.includes(value) ? value : 'other';
+    const value = seriesOf(group.key[stack]);
+    const name = names.includes(value) ? value : OTHER_SERIES;
     day?.set(name, (day.get(name) ?? 0) + group[measure]);
   }
   const colourOf = (index: number) => COLOURS[index % COLOURS.length]!;
@@ -209,7 +202,10 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
         tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
         legend: { show: false },
         scales: { x: { time: true } },
-        series: [{}, ...names.map((name, index) => ({ label: name, stroke: colourOf(index), fill: colourOf(index), points: { show: false } })).reverse()],
+        series: [
+          {},
+          ...names.map((name, index) => ({ label: seriesLabel(name), stroke: colourOf(index), fill: colourOf(index), points: { show: false } })).reverse(),
+        ],
         axes: [axis, { ...axis, size: 60 }],
       },
       [dates.map((date) => Date.parse(`${date}T00:00:00Z`) / 1000), ...stacked.reverse()],
@@ -233,7 +229,7 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
         {names.map((name, index) => (
           <li key={name}>
             <span class="swatch" style={{ background: colourOf(index) }} />
-            {name}
+            {seriesLabel(name)}
           </li>
         ))}
       </ul>
@@ -246,7 +242,7 @@ function StackedChart({ summary, stack, label, measure, dates, order }: ChartPro
                 <th scope="col">Day</th>
                 {names.map((name) => (
                   <th key={name} scope="col">
-                    {name}
+                    {seriesLabel(name)}
                   </th>
                 ))}
               </tr>

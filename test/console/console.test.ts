@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -326,5 +327,21 @@ describe('the web console under the rate limit', () => {
       .filter({ hasText: /^too many requests, retrying in \d+ s$/ })
       .waitFor();
     await page.getByRole('table', { name: 'Top source values' }).waitFor({ timeout: 10_000 });
+  });
+
+  test('signing in while the limit is spent says so, waits it out and signs in', async () => {
+    const baseUrl = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+    const { key } = await accountWithKey(ctx.accounts, 'spent');
+    const page = await browser.newPage({ locale: 'en-US' });
+    await page.goto(`${baseUrl}/console/`);
+    await page.getByLabel('API key').fill(key);
+    // The window's two requests, spent from this address just before the sign-in.
+    for (let i = 0; i < 3; i++) await fetch(`${baseUrl}/api/v1/assets`, { headers: { 'x-api-key': key } });
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^too many requests, retrying in \d+ s$/ })
+      .waitFor();
+    await page.getByRole('link', { name: 'Assets' }).waitFor({ timeout: 10_000 });
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addDays, dateIn, isReportDate, PRESETS, presetRange, startOfDay } from '../../console/src/dates.js';
-import { clausesOf, filtersOf, queryOf, withClause } from '../../console/src/query.js';
+import { clausesOf, filtersOf, filtersWithin, queryOf, withClause } from '../../console/src/query.js';
 
 /** The console's pure parts: a report's days in a time zone, and the query text it shares between tabs. */
 
@@ -66,4 +66,27 @@ describe('the query text', () => {
     assert.deepEqual(filtersOf('amount.gte=10&country=US'), { 'amount.gte': '10', country: 'US' });
     assert.throws(() => filtersOf('amount.gte=10&amount.gte=50'), /amount\.gte is given more than once/);
   });
+});
+
+describe("a report's filters: its range beside the query's own bounds of created_at, each read by the API", () => {
+  const range = { 'created_at.gte': '2026-03-01T05:00:00.000Z', 'created_at.lt': '2026-04-01T04:00:00.000Z' };
+  const between = '2026-03-01T05:00:00.000Z,2026-04-01T03:59:59.000Z';
+  const cases: [query: string, filters: Record<string, string> | RegExp][] = [
+    ['utm_source=google', { utm_source: 'google', ...range }],
+    // Kept as written, for the API to read by its rules (no offset: UTC), not the browser's.
+    [
+      'created_at.gte=2026-03-10T12:00:00&created_at.lt=2026-03-11',
+      { 'created_at.gte': '2026-03-10T12:00:00', 'created_at.lt': '2026-03-11', 'created_at.between': between },
+    ],
+    ['created_at.gte=yesterday', { 'created_at.gte': 'yesterday', 'created_at.between': between }],
+    ['created_at.between=2026-03-02,2026-03-03', { 'created_at.between': '2026-03-02,2026-03-03', ...range }],
+    ['created_at.lt=2026-03-11&created_at.between=2026-03-02,2026-03-03', /keep one of them/],
+  ];
+  for (const [query, filters] of cases) {
+    test(query, () => {
+      const within = () => filtersWithin(query, '2026-03-01', '2026-03-31', 'America/New_York');
+      if (filters instanceof RegExp) assert.throws(within, filters);
+      else assert.deepEqual(within(), filters);
+    });
+  }
 });
