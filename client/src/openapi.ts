@@ -479,8 +479,26 @@ export interface operations {
           "application/json": string;
         };
       };
-      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE); the cart retries later */
+      /** @description A body over 1 MiB: no notification is that large */
+      413: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE): an empty body; the cart retries later */
       429: {
+        content: never;
+      };
+      /** @description The service failed; the cart sends the notification again */
+      500: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description The embedded database was busy with another write (a conversions import) for 5 s: nothing was kept, and the cart sends it again (Retry-After: 5) */
+      503: {
         content: {
           "text/plain": string;
           "application/json": string;
@@ -535,8 +553,26 @@ export interface operations {
           "application/json": string;
         };
       };
-      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE); the cart retries later */
+      /** @description A body over 1 MiB: no notification is that large */
+      413: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE): an empty body; the cart retries later */
       429: {
+        content: never;
+      };
+      /** @description The service failed; the cart sends the notification again */
+      500: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description The embedded database was busy with another write (a conversions import) for 5 s: nothing was kept, and the cart sends it again (Retry-After: 5) */
+      503: {
         content: {
           "text/plain": string;
           "application/json": string;
@@ -591,8 +627,26 @@ export interface operations {
           "application/json": string;
         };
       };
-      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE); the cart retries later */
+      /** @description A body over 1 MiB: no notification is that large */
+      413: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE): an empty body; the cart retries later */
       429: {
+        content: never;
+      };
+      /** @description The service failed; the cart sends the notification again */
+      500: {
+        content: {
+          "text/plain": string;
+          "application/json": string;
+        };
+      };
+      /** @description The embedded database was busy with another write (a conversions import) for 5 s: nothing was kept, and the cart sends it again (Retry-After: 5) */
+      503: {
         content: {
           "text/plain": string;
           "application/json": string;
@@ -4757,12 +4811,30 @@ export interface operations {
       /** @description The bytes, with the Content-Type they are served with */
       200: {
         content: {
-          "application/octet-stream": string;
+          "*/*": string;
         };
+      };
+      /** @description The one byte range asked for (Range), with Content-Range */
+      206: {
+        content: {
+          "*/*": string;
+        };
+      };
+      /** @description A remote asset: Location is its url (to be fetched without the API key, which is for this service alone) */
+      302: {
+        content: never;
+      };
+      /** @description The bytes named by If-None-Match (or not modified since If-Modified-Since) are still current: no body */
+      304: {
+        content: never;
       };
       400: components["responses"]["BadRequest"];
       401: components["responses"]["Unauthorized"];
       404: components["responses"]["NotFound"];
+      /** @description The range asked for lies outside the bytes: Content-Range says their size */
+      416: {
+        content: never;
+      };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["Unavailable"];

@@ -99,9 +99,16 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
         response: {
           200: {
             description: 'The bytes, with the Content-Type they are served with',
-            content: { 'application/octet-stream': { schema: Type.Unsafe<Buffer>(Type.String({ format: 'binary' })) } },
+            content: { '*/*': { schema: Type.Unsafe<Buffer>(Type.String({ format: 'binary' })) } },
           },
+          206: {
+            description: 'The one byte range asked for (Range), with Content-Range',
+            content: { '*/*': { schema: Type.Unsafe<Buffer>(Type.String({ format: 'binary' })) } },
+          },
+          302: Type.Null({ description: 'A remote asset: Location is its url (to be fetched without the API key, which is for this service alone)' }),
+          304: Type.Null({ description: 'The bytes named by If-None-Match (or not modified since If-Modified-Since) are still current: no body' }),
           404: ErrorMessage,
+          416: Type.Null({ description: 'The range asked for lies outside the bytes: Content-Range says their size' }),
         },
       },
       validatorCompiler: documentationOnly,

@@ -22,7 +22,13 @@ const HOOK_ANSWERS = {
   401: Type.String({ description: 'The generic receiver: a missing, wrong or stale X-Signature' }),
   404: Type.String({ description: 'No receiver of this cart has this token' }),
   405: Type.String({ description: 'This cart does not send with this method' }),
-  429: Type.String({ description: "Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE); the cart retries later" }),
+  413: Type.String({ description: 'A body over 1 MiB: no notification is that large' }),
+  429: Type.Null({ description: "Over this receiver's limit (HOOK_RATE_LIMIT_PER_MINUTE): an empty body; the cart retries later" }),
+  500: Type.String({ description: 'The service failed; the cart sends the notification again' }),
+  503: Type.String({
+    description:
+      'The embedded database was busy with another write (a conversions import) for 5 s: nothing was kept, and the cart sends it again (Retry-After: 5)',
+  }),
 };
 
 /**
