@@ -4610,7 +4610,6 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      503: components["responses"]["Unavailable"];
     };
   };
   /** Get an asset */
@@ -4771,7 +4770,6 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      503: components["responses"]["Unavailable"];
     };
   };
   /** Delete an asset */
@@ -4793,7 +4791,6 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      503: components["responses"]["Unavailable"];
     };
   };
   /**

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest, notFound } from '../errors.js';
 import { ErrorMessage, ListEnvelope, sendListPage, NotModified, listQueryDocs, documentationOnly } from '../http/list-schema.js';
+import { FAILURES_ARE_400 } from '../http/openapi.js';
 import { sendJson } from '../http/reply.js';
 import { sendBytes } from '../http/send-bytes.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -23,6 +24,8 @@ const IdParams = Type.Object({ id: Type.String({ description: 'The asset id' }) 
 const FORM_DOC = `multipart/form-data with the fields ${FORM_FIELDS.join(', ')}. See the API reference.`;
 /** Every failed create, update or delete of an asset is a 400 (docs/api.md, "Assets"), whatever went wrong. */
 const WRITE = { config: { writeErrorsAre400: true }, validatorCompiler: documentationOnly };
+// What a write's schema says of it: its failures are 400s (WRITE's writeErrorsAre400).
+const WRITE_SCHEMA = { [FAILURES_ARE_400]: true };
 
 /** Asset ids in paths: a number, or else an asset that does not exist. */
 function parseId(raw: string, forWrite: boolean): number {
@@ -62,6 +65,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     {
       ...WRITE,
       schema: {
+        ...WRITE_SCHEMA,
         summary: 'Create an asset',
         operationId: 'createAsset',
         description: `From content, an uploaded file or a remote url (exactly one). ${FORM_DOC}`,
@@ -126,6 +130,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     {
       ...WRITE,
       schema: {
+        ...WRITE_SCHEMA,
         summary: 'Update an asset',
         operationId: 'updateAsset',
         description: `Rename (name only), move (folder only), replace the bytes (content or file), make it remote (url), or change its attributes. ${FORM_DOC}`,
@@ -149,6 +154,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     {
       ...WRITE,
       schema: {
+        ...WRITE_SCHEMA,
         summary: 'Delete an asset',
         operationId: 'deleteAsset',
         tags: ['assets'],

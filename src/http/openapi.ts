@@ -82,8 +82,15 @@ export function openApiOptions(publicUrl: string | undefined): FastifyDynamicSwa
 }
 
 /**
- * Every operation of the API answers 400, 401, 429, 500 and 503 alike (and 404 where it declares one):
- * those answers become references to one declaration each, with their headers.
+ * Marks an operation whose every failure is a 400 (an asset's write, docs/api.md): it declares no
+ * 503, which it never answers.
+ */
+export const FAILURES_ARE_400 = 'x-failures-are-400';
+
+/**
+ * Every operation of the API answers 400, 401, 429, 500 and 503 alike (and 404 where it declares one,
+ * and no 503 where it is marked FAILURES_ARE_400): those answers become references to one
+ * declaration each, with their headers.
  */
 export function withSharedResponses(document: Document): Document {
   const responses: Record<string, unknown> = {};
@@ -96,7 +103,8 @@ export function withSharedResponses(document: Document): Document {
           const declared = operation.responses ?? {};
           const answers: Record<string, unknown> = { ...declared };
           for (const [status, [name]] of Object.entries(SHARED_RESPONSES)) {
-            if (status !== '404' || status in declared) answers[status] = { $ref: `#/components/responses/${name}` };
+            const declares = status === '404' ? status in declared : status !== '503' || !(operation as Record<string, unknown>)[FAILURES_ARE_400];
+            if (declares) answers[status] = { $ref: `#/components/responses/${name}` };
           }
           return [method, { ...operation, responses: answers }];
         }),
