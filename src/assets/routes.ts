@@ -181,8 +181,7 @@ export async function sendAssetBytes(request: FastifyRequest, reply: FastifyRepl
     // As checkUrl stores it; urls stored before it did may hold characters a header cannot.
     if (!row.blob_key) return reply.redirect(new URL(row.url!).href, 302);
     if (row.blob_key === missing) throw new Error(`asset ${row.id}: the blob store has no bytes under ${missing}`);
-    const sent = await sendBytes(request, reply, blobs, bytesOf(row), cacheControl);
-    if (sent) return sent;
+    if (await sendBytes(request, reply, blobs, bytesOf(row), cacheControl)) return reply;
     missing = row.blob_key;
   }
 }

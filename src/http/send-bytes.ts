@@ -17,16 +17,12 @@ export interface StoredBytes {
 /**
  * Serves stored bytes the way browsers and caches expect: validators, conditional 304s, one
  * byte range (206, or 416 when it lies outside), `nosniff`, and a sandbox for types that could
- * run script when opened directly. Sends nothing and resolves to undefined when the store has no
- * bytes under the key: replaced or deleted since the row naming them was read.
+ * run script when opened directly. Resolves to whether it answered: nothing is sent when the
+ * store has no bytes under the key (replaced or deleted since the row naming them was read). A
+ * boolean, not the reply: an async function that returns the reply (a thenable) resolves to what
+ * its `then` gives, undefined, once the answer has gone.
  */
-export async function sendBytes(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  blobs: BlobStore,
-  bytes: StoredBytes,
-  cacheControl: string,
-): Promise<FastifyReply | undefined> {
+export async function sendBytes(request: FastifyRequest, reply: FastifyReply, blobs: BlobStore, bytes: StoredBytes, cacheControl: string): Promise<boolean> {
   const etag = `"${bytes.etag}"`;
   const lastModified = new Date(Math.floor(bytes.modifiedAt.getTime() / 1000) * 1000);
   reply
@@ -37,11 +33,15 @@ export async function sendBytes(
     .header('x-content-type-options', 'nosniff');
   if (needsSandbox(bytes.contentType)) reply.header('content-security-policy', 'sandbox');
 
-  if (notModified(request, etag, lastModified)) return reply.code(304).send();
+  if (notModified(request, etag, lastModified)) {
+    reply.code(304).send();
+    return true;
+  }
 
   const range = singleRange(request, bytes.size, etag, lastModified);
   if (range === 'unsatisfiable') {
-    return reply.code(416).header('content-range', `bytes */${bytes.size}`).send();
+    reply.code(416).header('content-range', `bytes */${bytes.size}`).send();
+    return true;
   }
   reply.type(bytes.contentType);
   if (range) {
@@ -53,10 +53,14 @@ export async function sendBytes(
     reply.code(200).header('content-length', bytes.size);
   }
   // Fastify's HEAD routes keep the Content-Length set above only when the payload is a stream.
-  if (request.method === 'HEAD') return reply.send(Readable.from([]));
-  if (bytes.size === 0) return reply.send();
-  const stream = await blobs.read(bytes.blobKey, range ?? undefined);
-  return stream && reply.send(stream);
+  if (request.method === 'HEAD') {
+    reply.send(Readable.from([]));
+    return true;
+  }
+  const stream = bytes.size === 0 ? undefined : await blobs.read(bytes.blobKey, range ?? undefined);
+  if (bytes.size > 0 && !stream) return false;
+  reply.send(stream);
+  return true;
 }
 
 function notModified(request: FastifyRequest, etag: string, lastModified: Date): boolean {
