@@ -100,19 +100,25 @@ export function destinationFromOptions(options: DestinationOptions): Destination
   return { databaseUrl: config.databaseUrl, dataDir: toDataDir ? path.resolve(toDataDir) : undefined, s3: config.s3 };
 }
 
-export const TABLES = ['accounts', 'api_keys', 'conversions', 'assets'] as const;
+export const TABLES = ['accounts', 'api_keys', 'conversions', 'conversion_versions', 'assets', 'cart_receivers', 'cart_events'] as const;
 export type TableName = (typeof TABLES)[number];
 
 /**
  * Each copied table (parents before children, for the foreign keys) and the columns it is read
- * in order of, unique, for keyset pagination. blob_journal is not copied: at rest it lists only
- * bytes no asset uses (the service sweeps them), and those bytes are not copied either.
+ * in order of, unique, for keyset pagination. Not copied: blob_journal, which at rest lists only
+ * bytes no asset uses (the service sweeps them, and those bytes are not copied either);
+ * conversion_imports, each mark read once by the index beside the import that made it; and
+ * conversions_identity, which names the destination itself (a columnar index built from another
+ * database is rebuilt).
  */
 const KEYS: Record<TableName, readonly string[]> = {
   accounts: ['id'],
   api_keys: ['id'],
   conversions: ['id'],
+  conversion_versions: ['account_id'],
   assets: ['id'],
+  cart_receivers: ['id'],
+  cart_events: ['id'],
 };
 
 /** Parameters in one INSERT, below SQLite's 32,766 and PostgreSQL's 65,535. */
@@ -231,13 +237,13 @@ async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Prom
 /**
  * Copies every row and every asset's bytes from `source` to the empty `destination` (both already
  * migrated), within one destination transaction over one source snapshot, then moves the
- * destination's id sequences past the copied ids.
+ * destination's id counters past the copied ids and the source's own counters.
  */
 export async function transferData(source: End, destination: End, options: TransferOptions): Promise<TransferSummary> {
   const { batchSize, log } = options;
   const bytesInPlace = options.bytesInPlace ?? false;
   const summary: TransferSummary = {
-    rows: { accounts: 0, api_keys: 0, conversions: 0, assets: 0 },
+    rows: Object.fromEntries(TABLES.map((table) => [table, 0])) as Record<TableName, number>,
     blobs: 0,
     bytes: 0,
     bytesInPlace,
@@ -289,7 +295,8 @@ export async function transferData(source: End, destination: End, options: Trans
         }
         report(true);
       }
-      await destination.database.resetSequences(toTyped);
+      // Past the source's counters too: an id the source handed out and deleted is not handed out again.
+      await destination.database.resetSequences(toTyped, await source.database.idCounters(fromTyped));
       log('committing...');
     });
   });

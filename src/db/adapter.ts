@@ -52,12 +52,17 @@ export interface Database {
    */
   refreshStatistics(executor?: Kysely<any>): Promise<void>;
   /**
-   * Moves every auto-increment counter past the largest id its table holds, so that rows copied
-   * in with their ids (migrate-data) are not collided with by new ones. PostgreSQL's sequences do
-   * not notice explicit ids; SQLite's AUTOINCREMENT does, so there it does nothing. `executor`
-   * runs it inside a transaction.
+   * The largest id each table's auto-increment counter has handed out, by table: its largest
+   * row's, or more where rows with larger ids were deleted (ids are never handed out again).
    */
-  resetSequences(executor?: Kysely<DatabaseSchema>): Promise<void>;
+  idCounters(executor?: Kysely<DatabaseSchema>): Promise<Record<string, number>>;
+  /**
+   * Moves every auto-increment counter past the largest id its table holds and past `handedOut`
+   * (another database's idCounters), so that rows copied in with their ids (migrate-data) are not
+   * collided with by new ones, nor a deleted row's id handed out again. PostgreSQL's sequences do
+   * not notice explicit ids; SQLite's AUTOINCREMENT does. `executor` runs it inside a transaction.
+   */
+  resetSequences(executor?: Kysely<DatabaseSchema>, handedOut?: Record<string, number>): Promise<void>;
   /**
    * An expression building each row's JSON text from its columns, keys in the order given,
    * values written as the API writes them (see JsonField). Migration 0003 fills

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { openDatabase } from '../../src/db/database.js';
 import { freshDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 import { lastLine, runCli, spawnService, stopService, succeeded, type CliRun, type ServiceProcess } from '../helpers/processes.js';
 import { startS3Server, type TestS3Server } from '../helpers/s3.js';
@@ -14,7 +15,7 @@ import { startS3Server, type TestS3Server } from '../helpers/s3.js';
  */
 
 const KEY_SHAPE = /^acds_[A-Za-z0-9_-]{32}$/;
-const TABLES = ['accounts', 'api_keys', 'conversions', 'assets', 'blob_journal'] as const;
+const TABLES = ['accounts', 'api_keys', 'conversions', 'conversion_versions', 'assets', 'cart_receivers', 'cart_events', 'blob_journal'] as const;
 
 /** The environment of a command: only what the test sets, none of the acds variables of the test's own environment. */
 function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -43,6 +44,22 @@ async function getJson(service: ServiceProcess, url: string, key: string): Promi
 
 const ready = Boolean(process.env.TEST_DATABASE_URL);
 
+const CART_EVENT = {
+  received_at: 1_767_225_600,
+  occurred_at: 1_767_225_590,
+  cart: 'generic',
+  event_key: 'evt-migrated',
+  event: 'refund',
+  cart_event: 'refund',
+  receipt: 'R-MIGRATED',
+  original_receipt: null,
+  test: 0,
+  status: 'recorded',
+  problem: null,
+  conversion_id: null,
+  payload: '{"event":"refund","receipt":"R-MIGRATED"}',
+};
+
 describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
   skip: ready ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server for the destination)',
 }, () => {
@@ -54,6 +71,7 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
   let migrateArgs: string[];
   let key: string;
   let revokedKey: string;
+  let deletedAssetId: number;
   let run: CliRun;
   let sourceService: ServiceProcess | undefined;
   let destinationService: ServiceProcess | undefined;
@@ -101,6 +119,24 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
     assert.match(key, KEY_SHAPE);
     assert.match(revokedKey, KEY_SHAPE);
     succeeded(await cli(['keys', 'revoke', revokedKey.slice(0, 13)], sourceEnv));
+    succeeded(await cli(['carts', 'connect', 'generic', '--secret', 'whsec_migrated-secret'], sourceEnv));
+    // A cart's notification kept, and the asset with the largest id deleted: its id is never to be handed out again.
+    const source = openDatabase({ dataDir: sourceDir, databaseUrl: undefined, poolSize: 1 });
+    try {
+      const { id: accountId } = await source.db.selectFrom('accounts').select('id').where('name', '=', 'default').executeTakeFirstOrThrow();
+      await source.db
+        .insertInto('cart_events')
+        .values({ ...CART_EVENT, account_id: accountId })
+        .execute();
+      const { id: lastAsset } = await source.db
+        .selectFrom('assets')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirstOrThrow();
+      deletedAssetId = Number(lastAsset);
+      await source.db.deleteFrom('assets').where('id', '=', deletedAssetId).execute();
+    } finally {
+      await source.close();
+    }
 
     destination = await freshDatabase('postgres');
     s3 = await startS3Server();
@@ -146,8 +182,10 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
     assert.match(run.stdout, /^accounts\s+1$/m);
     assert.match(run.stdout, /^api_keys\s+2$/m);
     assert.match(run.stdout, /^conversions\s+300$/m);
-    assert.match(run.stdout, /^assets\s+8$/m);
-    assert.match(run.stdout, /^asset bytes\s+[1-8] files, [1-9]\d* bytes copied$/m);
+    assert.match(run.stdout, /^assets\s+7$/m);
+    assert.match(run.stdout, /^cart_receivers\s+1$/m);
+    assert.match(run.stdout, /^cart_events\s+1$/m);
+    assert.match(run.stdout, /^asset bytes\s+[1-7] files, [1-9]\d* bytes copied$/m);
     assert.match(run.stderr, /conversions: 300 of 300 rows copied/);
     assert.ok(!run.stdout.includes('rows copied'), 'progress stays off standard output');
   });
@@ -177,7 +215,7 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
   test("the copy lists the same assets and serves each one's bytes identically, privately and publicly", async () => {
     const original = await getJson(sourceService!, '/api/v1/assets', key);
     const copy = await getJson(destinationService!, '/api/v1/assets', key);
-    assert.equal(original.totalEntries, 8);
+    assert.equal(original.totalEntries, 7, 'the eight seeded but the one deleted');
     const sameOrigin = (body: unknown, service: ServiceProcess) => JSON.parse(JSON.stringify(body).replaceAll(service.baseUrl, 'ORIGIN'));
     assert.deepEqual(sameOrigin(copy, destinationService!), sameOrigin(original, sourceService!));
 
@@ -224,9 +262,29 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
     }
   });
 
-  test('new rows on the copy get fresh ids past the copied ones (the sequences were moved)', async () => {
+  test("the copy has the source's connected carts, cart events and conversions' versions", async () => {
+    for (const url of ['/api/v1/cart-receivers', '/api/v1/cart-events']) {
+      assert.deepEqual(await getJson(destinationService!, url, key), await getJson(sourceService!, url, key), url);
+    }
+    assert.equal((await getJson(destinationService!, '/api/v1/cart-events', key)).entries[0].receipt, 'R-MIGRATED');
+    const source = openDatabase({ dataDir: sourceDir, databaseUrl: undefined, poolSize: 1 });
+    try {
+      const versions = (db: typeof source.db) => db.selectFrom('conversion_versions').selectAll().orderBy('account_id').execute();
+      const copied = await versions(destination.db);
+      assert.ok(copied.length > 0);
+      assert.deepEqual(
+        copied.map((row) => ({ ...row, version: Number(row.version), newest_id: Number(row.newest_id) })),
+        await versions(source.db),
+      );
+    } finally {
+      await source.close();
+    }
+  });
+
+  test('new rows on the copy get fresh ids past the copied ones and past the ids the source handed out (the sequences were moved)', async () => {
     const listed = await getJson(destinationService!, '/api/v1/assets', key);
-    const maxId = Math.max(...listed.entries.map((e: { id: number }) => e.id));
+    const maxId = Math.max(...listed.entries.map((e: { id: number }) => e.id), deletedAssetId);
+    assert.ok(deletedAssetId > Math.max(...listed.entries.map((e: { id: number }) => e.id)), 'the source deleted its newest asset');
     const form = new FormData();
     form.set('name', 'after-migration.txt');
     form.set('content', 'written after the migration');
@@ -319,7 +377,7 @@ describe('migrate-data that fails part-way', { skip: ready ? false : 'needs TEST
     assert.match(failed.stderr, /asset \d+ \(bytes under [^)]+\): the bytes are missing from the source store/);
     assert.match(failed.stderr, /conversions: 150 of 150 rows copied/, 'it failed after the conversions were in');
     assert.equal(failed.stdout, '');
-    assert.deepEqual(await counts(), { accounts: 0, api_keys: 0, conversions: 0, assets: 0, blob_journal: 0 });
+    assert.deepEqual(await counts(), Object.fromEntries(TABLES.map((table) => [table, 0])));
 
     fs.renameSync(hidden, last);
     const rerun = succeeded(await cli(args(), sourceEnv));

@@ -60,16 +60,22 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
     refreshStatistics: async (executor = db) => {
       await sql`analyze`.execute(executor);
     },
-    resetSequences: async (executor = db) => {
-      // Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made.
-      const { rows } = await sql<{ table_name: string; column_name: string }>`
-        select table_name, column_name from information_schema.columns
-        where table_schema = current_schema() and column_default like 'nextval(%'`.execute(executor);
-      for (const { table_name, column_name } of rows) {
-        // is_called = false: the next value handed out is exactly max + 1 (1 on an empty table).
+    idCounters: async (executor = db) => {
+      const counters: Record<string, number> = {};
+      for (const { table_name, column_name } of await serialColumns(executor)) {
+        const { rows } = await sql<{ last_value: string; is_called: boolean }>`select last_value, is_called from ${sql.raw(
+          `${await sequenceOf(executor, table_name, column_name)}`,
+        )}`.execute(executor);
+        counters[table_name] = Number(rows[0]!.last_value) - (rows[0]!.is_called ? 0 : 1);
+      }
+      return counters;
+    },
+    resetSequences: async (executor = db, handedOut = {}) => {
+      for (const { table_name, column_name } of await serialColumns(executor)) {
+        // is_called = false: the next value handed out is exactly the one set (1 on an empty table).
         await sql`select setval(
           pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table_name}), ${column_name}),
-          coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0) + 1,
+          greatest(coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0), ${handedOut[table_name] ?? 0}) + 1,
           false)`.execute(executor);
       }
     },
@@ -158,4 +164,20 @@ function preparedName(text: string): string {
     preparedNames.set(text, name);
   }
   return name;
+}
+
+/** Every column fed by a sequence (bigserial) in the schema in use, whatever the migrations made. */
+async function serialColumns(executor: Kysely<any>): Promise<{ table_name: string; column_name: string }[]> {
+  const { rows } = await sql<{ table_name: string; column_name: string }>`
+    select table_name, column_name from information_schema.columns
+    where table_schema = current_schema() and column_default like 'nextval(%'`.execute(executor);
+  return rows;
+}
+
+/** The qualified name of the sequence feeding a column, as PostgreSQL names it (quoted where it must be). */
+async function sequenceOf(executor: Kysely<any>, table: string, column: string): Promise<string> {
+  const { rows } = await sql<{
+    name: string;
+  }>`select pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table}), ${column}) as name`.execute(executor);
+  return rows[0]!.name;
 }

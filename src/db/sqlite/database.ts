@@ -55,7 +55,28 @@ export function openSqlite(dataDir: string, statementTimeoutMs: number | undefin
       (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     isBusy: (error) => (error as { code?: string })?.code === 'SQLITE_BUSY',
     isStatementTimeout: (error) => error instanceof StatementTimeoutError,
-    resetSequences: async () => {},
+    idCounters: async (executor = db) => {
+      const counters: Record<string, number> = {};
+      for (const schema of ['main', CONVERSIONS_SCHEMA]) {
+        const { rows } = await sql<{ name: string; seq: number }>`select name, seq from ${sql.raw(`${schema}.sqlite_sequence`)}`.execute(executor);
+        for (const { name, seq } of rows) counters[name] = Number(seq);
+      }
+      return counters;
+    },
+    // AUTOINCREMENT moves past the ids inserted by itself; only the counters of another database need setting.
+    resetSequences: async (executor = db, handedOut = {}) => {
+      for (const [table, seq] of Object.entries(handedOut)) {
+        for (const schema of ['main', CONVERSIONS_SCHEMA]) {
+          const counters = sql.raw(`${schema}.sqlite_sequence`);
+          const { rows } = await sql`select 1 from ${sql.raw(`${schema}.sqlite_master`)} where type = 'table' and name = ${table}`.execute(executor);
+          if (rows.length === 0) continue;
+          await sql`update ${counters} set seq = ${seq} where name = ${table} and seq < ${seq}`.execute(executor);
+          await sql`insert into ${counters} (name, seq) select ${table}, ${seq} where not exists (select 1 from ${counters} where name = ${table})`.execute(
+            executor,
+          );
+        }
+      }
+    },
     refreshStatistics: async (executor = db) => {
       // Approximate statistics, from at most this many rows an index: enough for the planner to
       // choose well, and fast at any size.
