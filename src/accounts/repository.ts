@@ -35,8 +35,10 @@ export class AccountRepository {
     return account;
   }
 
-  /** Adds the key unless it is there, revoked or not; reads first, as `ensure` does. */
-  /** Adds the key; one already there keeps its row, its prefix set to `prefix` (what an earlier version kept in clear may have been longer). */
+  /**
+   * Adds the key unless it is there, revoked or not (reading first, as `ensure` does); one already
+   * there gets `prefix` as its prefix, which an earlier version may have kept longer in clear.
+   */
   async addKey(accountId: number, prefix: string, keyHash: string, now: number): Promise<void> {
     if (await this.db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).executeTakeFirst()) {
       await this.db.updateTable('api_keys').set({ prefix }).where('key_hash', '=', keyHash).where('prefix', '<>', prefix).execute();

@@ -63,9 +63,8 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
     idCounters: async (executor = db) => {
       const counters: Record<string, number> = {};
       for (const { table_name, column_name } of await serialColumns(executor)) {
-        const { rows } = await sql<{ last_value: string; is_called: boolean }>`select last_value, is_called from ${sql.raw(
-          `${await sequenceOf(executor, table_name, column_name)}`,
-        )}`.execute(executor);
+        const sequence = sql.raw(await sequenceOf(executor, table_name, column_name));
+        const { rows } = await sql<{ last_value: string; is_called: boolean }>`select last_value, is_called from ${sequence}`.execute(executor);
         counters[table_name] = Number(rows[0]!.last_value) - (rows[0]!.is_called ? 0 : 1);
       }
       return counters;
