@@ -40,8 +40,10 @@ export class AccountRepository {
    * there gets `prefix` as its prefix, which an earlier version may have kept longer in clear.
    */
   async addKey(accountId: number, prefix: string, keyHash: string, now: number): Promise<void> {
-    if (await this.db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).executeTakeFirst()) {
-      await this.db.updateTable('api_keys').set({ prefix }).where('key_hash', '=', keyHash).where('prefix', '<>', prefix).execute();
+    const there = await this.db.selectFrom('api_keys').select(['id', 'prefix']).where('key_hash', '=', keyHash).executeTakeFirst();
+    if (there) {
+      // Written only when it differs: on SQLite any write waits for the file's one writer.
+      if (there.prefix !== prefix) await this.db.updateTable('api_keys').set({ prefix }).where('id', '=', there.id).execute();
       return;
     }
     await this.db

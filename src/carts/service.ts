@@ -286,7 +286,8 @@ const MAX_IDENTITY_BYTES = 2048;
 function longIdentity({ eventKey, receipt }: CartNotification): string | undefined {
   const named = { 'the event id': eventKey, receipt };
   for (const [name, value] of Object.entries(named)) {
-    if (value && Buffer.byteLength(value) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
+    // Measured as kept: each NUL as U+FFFD, three bytes (withoutNul).
+    if (value && Buffer.byteLength(value.replaceAll('\u0000', '\uFFFD')) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
   }
   return undefined;
 }

@@ -187,6 +187,8 @@ async function* readBatches(from: AnyDb, table: TableName, batchSize: number): A
 }
 
 async function insertRows(to: AnyDb, table: TableName, rows: Row[]): Promise<void> {
+  // A cart event kept before NULs were replaced on receipt (SQLite holds them; PostgreSQL's text cannot).
+  if (table === 'cart_events') rows = rows.map(withoutNul);
   const columns = Object.keys(rows[0]!).length;
   const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / columns));
   for (let start = 0; start < rows.length; start += perInsert) {
@@ -195,6 +197,11 @@ async function insertRows(to: AnyDb, table: TableName, rows: Row[]): Promise<voi
       .values(rows.slice(start, start + perInsert))
       .execute();
   }
+}
+
+/** The row with each NUL character of its text replaced by U+FFFD, as the service keeps cart events since. */
+function withoutNul(row: Row): Row {
+  return Object.fromEntries(Object.entries(row).map(([name, value]) => [name, typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value]));
 }
 
 /** Copies (or checks in place) one asset's bytes; resolves with their size once verified. */

@@ -48,19 +48,27 @@ export async function serve(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  let address: string;
-  try {
-    address = await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    // The database's threads and the index's process would otherwise keep a service that
-    // answers nothing running.
-    console.error(`cannot listen on HOST ${config.host}, PORT ${config.port}: ${(error as Error).message}`);
+  // The database's threads and the index's process would otherwise keep a service that cannot
+  // start running.
+  const stop = async (why: string) => {
+    console.error(why);
     await app.close();
     await Promise.all([database.close(), blobs.close()]);
     process.exit(1);
+  };
+  let address = '';
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await stop(`cannot listen on HOST ${config.host}, PORT ${config.port}: ${(error as Error).message}`);
   }
   // Made once the service listens: a key made by a start that then failed would never be shown.
-  const createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
+  let createdKey: string | undefined;
+  try {
+    createdKey = await new AccountService(database.db).bootstrap(config.bootstrapApiKey);
+  } catch (error) {
+    await stop(`cannot make the account default and its key: ${(error as Error).message}`);
+  }
   console.log(`acds is listening on ${address} (${describeStorage(config)}); API reference at ${address}/docs`);
   if (createdKey) {
     console.log('First start: created the account "default" and this API key for it. It is shown only once:');

@@ -25,6 +25,13 @@ export interface StoredBytes {
 export async function sendBytes(request: FastifyRequest, reply: FastifyReply, blobs: BlobStore, bytes: StoredBytes, cacheControl: string): Promise<boolean> {
   const etag = `"${bytes.etag}"`;
   const lastModified = new Date(Math.floor(bytes.modifiedAt.getTime() / 1000) * 1000);
+  const unchanged = notModified(request, etag, lastModified);
+  const range = unchanged ? undefined : singleRange(request, bytes.size, etag, lastModified);
+  // Read before any header is set: bytes gone leave the reply untouched, to be answered otherwise.
+  const reads = !unchanged && range !== 'unsatisfiable' && request.method !== 'HEAD' && bytes.size > 0;
+  const stream = reads ? await blobs.read(bytes.blobKey, range ?? undefined) : undefined;
+  if (reads && !stream) return false;
+
   reply
     .header('etag', etag)
     .header('last-modified', lastModified.toUTCString())
@@ -32,13 +39,10 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff');
   if (needsSandbox(bytes.contentType)) reply.header('content-security-policy', 'sandbox');
-
-  if (notModified(request, etag, lastModified)) {
+  if (unchanged) {
     reply.code(304).send();
     return true;
   }
-
-  const range = singleRange(request, bytes.size, etag, lastModified);
   if (range === 'unsatisfiable') {
     reply.code(416).header('content-range', `bytes */${bytes.size}`).send();
     return true;
@@ -53,13 +57,7 @@ export async function sendBytes(request: FastifyRequest, reply: FastifyReply, bl
     reply.code(200).header('content-length', bytes.size);
   }
   // Fastify's HEAD routes keep the Content-Length set above only when the payload is a stream.
-  if (request.method === 'HEAD') {
-    reply.send(Readable.from([]));
-    return true;
-  }
-  const stream = bytes.size === 0 ? undefined : await blobs.read(bytes.blobKey, range ?? undefined);
-  if (bytes.size > 0 && !stream) return false;
-  reply.send(stream);
+  reply.send(request.method === 'HEAD' ? Readable.from([]) : stream);
   return true;
 }
 

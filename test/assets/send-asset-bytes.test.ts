@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AssetRow } from '../../src/assets/repository.js';
+import { notFound } from '../../src/errors.js';
 import { sendAssetBytes } from '../../src/assets/routes.js';
 import type { BlobStore } from '../../src/storage/blob-store.js';
 
@@ -28,7 +29,19 @@ let found: string[] = [];
 
 before(async () => {
   app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => logged.push(line) } } });
-  app.get('/bytes', (request, reply) => sendAssetBytes(request, reply, blobs, async () => row(found.shift() ?? 'k/current'), 'no-cache'));
+  app.get('/bytes', (request, reply) =>
+    sendAssetBytes(
+      request,
+      reply,
+      blobs,
+      async () => {
+        const key = found.shift() ?? 'k/current';
+        if (key === 'deleted') throw notFound('there is no asset with id 1');
+        return row(key);
+      },
+      'no-cache',
+    ),
+  );
   await app.ready();
 });
 after(() => app.close());
@@ -60,4 +73,17 @@ test('bytes missing under a key the asset still names are a 500, logged', async 
   assert.equal((await app.inject({ url: '/bytes' })).statusCode, 500);
   assert.equal(logged.length, 1);
   assert.match(logged[0]!, /no bytes under k\/lost/);
+});
+
+test("bytes replaced since the lookup are answered with the new bytes' headers only; an asset deleted meanwhile, with none of its own", async () => {
+  found = ['k/replaced', 'k/current'];
+  const replaced = await app.inject({ url: '/bytes', headers: { range: 'bytes=0-4', 'if-range': '"etag-k/replaced"' } });
+  assert.equal(replaced.statusCode, 200, 'If-Range names the old bytes: the whole of the new ones');
+  assert.equal(replaced.headers.etag, '"etag-k/current"');
+  assert.equal(replaced.headers['content-range'], undefined);
+  assert.equal(replaced.body, 'current bytes');
+  found = ['k/replaced', 'deleted'];
+  const deleted = await app.inject({ url: '/bytes' });
+  assert.equal(deleted.statusCode, 404);
+  for (const header of ['etag', 'cache-control', 'last-modified', 'content-range']) assert.equal(deleted.headers[header], undefined, header);
 });

@@ -256,6 +256,8 @@ describeEachEngine('cart notifications', (engine) => {
     for (const [event, named] of [
       [genericEvent('long-receipt', `LONG-${'r'.repeat(2044)}`), /receipt is longer than 2048 bytes/],
       [genericEvent(`long-${'e'.repeat(2044)}`, 'LONG-EVENT'), /event id is longer than 2048 bytes/],
+      // 1,000 bytes as sent, 3,000 as kept: each NUL becomes U+FFFD.
+      [genericEvent(`long-${'\u0000'.repeat(1000)}`, 'LONG-NUL'), /event id is longer than 2048 bytes/],
     ] as const) {
       const response = await postGeneric(event);
       assert.equal(response.statusCode, 400, response.body);

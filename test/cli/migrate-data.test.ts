@@ -57,7 +57,8 @@ const CART_EVENT = {
   status: 'recorded',
   problem: null,
   conversion_id: null,
-  payload: '{"event":"refund","receipt":"R-MIGRATED"}',
+  // Kept before NULs were replaced on receipt: SQLite holds one, PostgreSQL's text cannot.
+  payload: '{"event":"refund","receipt":"R-MIGRATED","note":"a\u0000b"}',
 };
 
 describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
@@ -264,7 +265,8 @@ describe('migrate-data from SQLite + local files to PostgreSQL + S3', {
 
   test("the copy has the source's connected carts, cart events and conversions' versions", async () => {
     for (const url of ['/api/v1/cart-receivers', '/api/v1/cart-events']) {
-      assert.deepEqual(await getJson(destinationService!, url, key), await getJson(sourceService!, url, key), url);
+      const kept = JSON.stringify(await getJson(sourceService!, url, key)).replaceAll('\\u0000', '\uFFFD');
+      assert.deepEqual(await getJson(destinationService!, url, key), JSON.parse(kept), url);
     }
     assert.equal((await getJson(destinationService!, '/api/v1/cart-events', key)).entries[0].receipt, 'R-MIGRATED');
     const source = openDatabase({ dataDir: sourceDir, databaseUrl: undefined, poolSize: 1 });

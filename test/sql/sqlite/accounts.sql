@@ -21,7 +21,7 @@ from "accounts"
 where "name" = ?;
 
 -- AccountRepository.addKey(1, "acds_k3x9", "sha256 of the key, hex", 1767225600), the key not there yet [1 of 2]
-select "id"
+select "id", "prefix"
 from "api_keys"
 where "key_hash" = ?;
 
@@ -31,14 +31,14 @@ values (?, ?, ?, ?, ?)
 on conflict ("key_hash") do nothing;
 
 -- AccountRepository.addKey(1, "Tr0u", "sha256 of the key, hex", 1767225600), the key there already [1 of 2]
-select "id"
+select "id", "prefix"
 from "api_keys"
 where "key_hash" = ?;
 
 -- AccountRepository.addKey(1, "Tr0u", "sha256 of the key, hex", 1767225600), the key there already [2 of 2]
 update "api_keys"
 set "prefix" = ?
-where "key_hash" = ? and "prefix" <> ?;
+where "id" = ?;
 
 -- AccountRepository.accountForKey("sha256 of the key, hex")
 select "api_keys"."account_id", "accounts"."data_version" + coalesce("conversion_versions"."version", 0) as "data_version", coalesce("conversion_versions"."newest_id", 0) as "newest_conversion_id"
