@@ -158,9 +158,9 @@ export class Transport {
   }
 }
 
-/** A redirect, as fetch gives it with `redirect: 'manual'`: in a browser, opaque (status 0, no Location). */
+/** A redirect, as fetch gives it with `redirect: 'manual'`: in a browser, opaque (status 0, no Location). A 304 is none. */
 export function isRedirect(response: Response): boolean {
-  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400 && response.status !== 304);
 }
 
 /** The query string of `query`: undefined and null values left out, lists comma-separated. */
