@@ -17,7 +17,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** Why `name` is not a valid asset or folder name, or undefined when it is. */
 export function nameProblem(name: string): string | undefined {
   // Characters as a person counts them: an emoji is one, though two units of a JavaScript string.
-  const characters = name.length > MAX_NAME_LENGTH * 2 ? name.length : [...name].length;
+  const characters = [...name].length;
   if (characters < 1 || characters > MAX_NAME_LENGTH) return `must be 1 to ${MAX_NAME_LENGTH} characters`;
   if (name.includes('/')) return 'must not contain /';
   if (CONTROL.test(name)) return 'must not contain control characters';

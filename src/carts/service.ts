@@ -286,21 +286,23 @@ const MAX_IDENTITY_BYTES = 2048;
 function longIdentity({ eventKey, receipt }: CartNotification): string | undefined {
   const named = { 'the event id': eventKey, receipt };
   for (const [name, value] of Object.entries(named)) {
-    // Measured as kept: each NUL as U+FFFD, three bytes (withoutNul).
-    if (value && Buffer.byteLength(value.replaceAll('\u0000', '\uFFFD')) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
+    // Measured as kept: each NUL as U+FFFD, three bytes.
+    if (value && Buffer.byteLength(keptText(value)) > MAX_IDENTITY_BYTES) return `${name} is longer than ${MAX_IDENTITY_BYTES} bytes`;
   }
   return undefined;
 }
 
 /**
- * The event with each NUL character (U+0000) of its text replaced by U+FFFD: PostgreSQL's text
+ * Text as a cart event keeps it: each NUL character (U+0000) replaced by U+FFFD. PostgreSQL's text
  * cannot hold it, and a genuine notification is kept, not refused, so that its cart does not send
  * it again and again. Its conversion is not made of it: the import's checks refuse the NUL there,
  * and the event's problem says so.
  */
-function withoutNul(event: NewCartEvent): NewCartEvent {
-  const replaced = (value: unknown) => (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value);
-  return Object.fromEntries(Object.entries(event).map(([name, value]) => [name, replaced(value)])) as NewCartEvent;
+const keptText = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+
+/** A cart event's row with its text as kept (keptText); migrate-data copies older rows so too. */
+export function withoutNul<T extends Record<string, unknown>>(event: T): T {
+  return Object.fromEntries(Object.entries(event).map(([name, value]) => [name, typeof value === 'string' ? keptText(value) : value])) as T;
 }
 
 // The entry's fields with their types; the unions of literals are plain text here (TypeBox's Static of a mapped union is never).

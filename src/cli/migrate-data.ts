@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
 import type { Kysely } from 'kysely';
+import { withoutNul } from '../carts/service.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase, sqliteFile, type Database } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -197,11 +198,6 @@ async function insertRows(to: AnyDb, table: TableName, rows: Row[]): Promise<voi
       .values(rows.slice(start, start + perInsert))
       .execute();
   }
-}
-
-/** The row with each NUL character of its text replaced by U+FFFD, as the service keeps cart events since. */
-function withoutNul(row: Row): Row {
-  return Object.fromEntries(Object.entries(row).map(([name, value]) => [name, typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value]));
 }
 
 /** Copies (or checks in place) one asset's bytes; resolves with their size once verified. */

@@ -10,8 +10,9 @@ const COMMAND_TIMEOUT_MS = 250;
 /**
  * Connects a Redis client for the shared rate-limit counters that never makes a request wait for Redis:
  * while Redis is unreachable commands fail at once (no offline queue, one retry), and while it
- * does not answer they fail after COMMAND_TIMEOUT_MS; either way the limit is skipped, and the
- * log says so when it goes down and again when it is back.
+ * does not answer they fail after COMMAND_TIMEOUT_MS; either way the limit is skipped. The log
+ * says so when the connection goes down and again when it is back (a stall closes nothing, and
+ * logs nothing; readiness says it).
  */
 export async function openRedis(url: string, log: FastifyBaseLogger): Promise<Redis> {
   const redis = new Redis(url, {
